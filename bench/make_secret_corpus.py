@@ -69,8 +69,11 @@ def secrets() -> list[dict[str, str]]:
     add(p, "AWS access key", f"boto3 used access key id AKIA{rand(UPPER_ALNUM, 16)} from ~/.aws")
     add(p, "AWS access key", f"assumed-role session ASIA{rand(UPPER_ALNUM, 16)} expired mid-upload")
     add(p, "AWS secret key", f"deploy failed: AWS_SECRET_ACCESS_KEY={rand(B64, 40)} rejected")
-    add(p, "AWS secret key", f"[default]\naws_secret_access_key = {rand(B64, 40)}\n"
-        "region = eu-west-1")
+    add(
+        p,
+        "AWS secret key",
+        f"[default]\naws_secret_access_key = {rand(B64, 40)}\nregion = eu-west-1",
+    )
     for prefix in ("ghp", "gho", "ghs", "ghu", "ghr"):
         add(p, "GitHub token", f"git push failed with {prefix}_{rand(ALNUM, 36)} (403 forbidden)")
     add(p, "GitHub token", f"GITHUB_TOKEN=ghp_{rand(ALNUM, 36)} set in the runner env")
@@ -84,11 +87,17 @@ def secrets() -> list[dict[str, str]]:
     add(p, "Slack token", f"slack notify failed, token {bot} invalid_auth")
     user = f"xoxp-{rand(string.digits, 12)}-{rand(string.digits, 12)}-{rand(string.digits, 13)}"
     add(p, "Slack token", f"SLACK_USER_TOKEN={user}-{rand(HEX, 32)}")
-    add(p, "Slack token", f"socket mode app token xapp-1-A{rand(UPPER_ALNUM, 10)}-"
-        f"{rand(string.digits, 13)}-{rand(HEX, 64)}")
+    add(
+        p,
+        "Slack token",
+        f"socket mode app token xapp-1-A{rand(UPPER_ALNUM, 10)}-"
+        f"{rand(string.digits, 13)}-{rand(HEX, 64)}",
+    )
     for _ in range(2):
-        hook = (f"https://hooks.slack.com/services/T{rand(UPPER_ALNUM, 8)}/B{rand(UPPER_ALNUM, 10)}"
-                f"/{rand(ALNUM, 24)}")
+        hook = (
+            f"https://hooks.slack.com/services/T{rand(UPPER_ALNUM, 8)}/B{rand(UPPER_ALNUM, 10)}"
+            f"/{rand(ALNUM, 24)}"
+        )
         add(p, "Slack webhook", f"alert webhook {hook} returned 404 no_team")
     add(p, "Stripe key", f"charge failed: Stripe key sk_live_51{rand(ALNUM, 97)} revoked")
     add(p, "Stripe key", f"refund job uses restricted key rk_live_{rand(ALNUM, 24)}")
@@ -117,13 +126,20 @@ def secrets() -> list[dict[str, str]]:
     add(p, "JSON Web Token", f"session cookie jwt={fake_jwt({'uid': 8841, 'role': 'admin'})}")
     discord = f"{rng.choice('MNO')}{rand(URLSAFE, 23)}.{rand(URLSAFE, 6)}.{rand(URLSAFE, 27)}"
     add(p, "Discord bot token", f"discord bot login failed for {discord}")
-    add(p, "Telegram bot token", f"telegram sendMessage 401 bot{rand(string.digits, 10)}:"
-        f"AA{rand(URLSAFE, 33)}")
+    add(
+        p,
+        "Telegram bot token",
+        f"telegram sendMessage 401 bot{rand(string.digits, 10)}:AA{rand(URLSAFE, 33)}",
+    )
     add(p, "Mailchimp key", f"mailchimp list sync used {rand(LOWER_ALNUM, 32)}-us21")
     hook = f"https://discord.com/api/webhooks/{rand(string.digits, 18)}/{rand(URLSAFE, 68)}"
     add(p, "Discord webhook", f"release notes post failed: {hook} 401")
-    add(p, "Azure storage key", "DefaultEndpointsProtocol=https;AccountName=acmelogs;"
-        f"AccountKey={rand(B64, 86)}==;EndpointSuffix=core.windows.net")
+    add(
+        p,
+        "Azure storage key",
+        "DefaultEndpointsProtocol=https;AccountName=acmelogs;"
+        f"AccountKey={rand(B64, 86)}==;EndpointSuffix=core.windows.net",
+    )
 
     # --- private keys -----------------------------------------------------------------
     k = "private_key"
@@ -280,7 +296,7 @@ PROSE = [
     "token budget exceeded: spent 210k of 200k",
     "pwd: /home/ci/workspace/agent-escalation",
     "the password prompt hung the non-interactive run",
-    "password authentication failed for user \"app\"",
+    'password authentication failed for user "app"',
     "FATAL: password authentication failed for user postgres",
     "error: GITHUB_TOKEN is not set",
     "secret_key_base missing in production.rb",
@@ -353,14 +369,16 @@ def clean() -> list[dict[str, str]]:
         "please approve the rollback of release 42",
     ):
         add("base64", f"message body (base64): {base64.b64encode(sentence.encode()).decode()}")
-    add("base64", "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42"
-        "mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==")
+    add(
+        "base64",
+        "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42"
+        "mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==",
+    )
     add("base64", "integrity sha512-" + base64.b64encode(hashlib.sha512(b"x").digest()).decode())
     add("base64", "eyJhIjoxfQ== decodes to a tiny JSON object")
     cursor = json.dumps({"offset": 100, "sort": "created_at", "direction": "desc"})
     add("base64", f"next page: ?cursor={base64.b64encode(cursor.encode()).decode()}")
-    add("random_ids", "ci ssh key: ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI"
-        f"{rand(B64, 43)} ci@runner")
+    add("random_ids", f"ci ssh key: ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI{rand(B64, 43)} ci@runner")
     add("random_ids", f"authorized_keys has ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABgQ{rand(B64, 300)}")
     add("random_ids", f"server cert:\n{pem('CERTIFICATE', 5)}")
     add("random_ids", f"verify with {pem('PUBLIC KEY', 3)}".replace("\n", " "))
@@ -375,8 +393,11 @@ def clean() -> list[dict[str, str]]:
     add("random_ids", f"nanoid {rand(URLSAFE, 21)} created")
     add("random_ids", f"youtube id {rand(URLSAFE, 11)}")
     add("random_ids", f"<celery.result.AsyncResult object at 0x7f{rand(HEX, 10)}>")
-    add("random_ids", f"operation-{rand(string.digits, 13)}-{rand(HEX, 13)}-{rand(HEX, 8)}-"
-        f"{rand(HEX, 8)} is still RUNNING")
+    add(
+        "random_ids",
+        f"operation-{rand(string.digits, 13)}-{rand(HEX, 13)}-{rand(HEX, 8)}-"
+        f"{rand(HEX, 8)} is still RUNNING",
+    )
     add("random_ids", f"container {sha(64)} exited 137; short id {sha(12)}")
     add("random_ids", f"bundle main.{sha(20)}.js and vendor.{sha(8)}.css")
     return [{"text": t, "category": c} for c, t in rows]
@@ -398,10 +419,10 @@ PATHS = [
     "~/.ssh/id_ed25519.pub",
 ]
 TRACES = [
-    "Traceback (most recent call last):\n  File \"/app/workers/tasks.py\", line 42, in deliver\n"
+    'Traceback (most recent call last):\n  File "/app/workers/tasks.py", line 42, in deliver\n'
     "    result = apprise_obj.notify(body=body)\nTimeoutError: timed out",
     "sqlalchemy.exc.OperationalError: (psycopg.OperationalError) connection failed: "
-    "connection to server at \"10.0.3.12\", port 5432 failed: Connection refused",
+    'connection to server at "10.0.3.12", port 5432 failed: Connection refused',
     "KeyError: 'requested_action'",
     "at org.springframework.beans.factory.support.AbstractAutowireCapableBeanFactory."
     "doCreateBean(AbstractAutowireCapableBeanFactory.java:617)",
@@ -444,8 +465,8 @@ LOGS = [
     'Chrome/124.0.0.0 Safari/537.36"',
     "WARNING apprise: Failed to send Slack notification: 404 - channel_not_found",
     "[2026-05-16 10:22:31,123: ERROR/ForkPoolWorker-2] Task escalation.sweep raised unexpected",
-    "level=error ts=2026-05-16T10:22:31Z caller=main.go:88 msg=\"probe failed\" err=\"EOF\"",
-    "npm ERR! code E401 npm ERR! Unable to authenticate, need: Basic realm=\"GitHub Packages\"",
+    'level=error ts=2026-05-16T10:22:31Z caller=main.go:88 msg="probe failed" err="EOF"',
+    'npm ERR! code E401 npm ERR! Unable to authenticate, need: Basic realm="GitHub Packages"',
     "pytest: 412 passed, 3 skipped, 1 xfailed in 38.21s",
     "ruff check: All checks passed!",
     "verify failed 3 times in a row on task migrate-records",
@@ -459,7 +480,7 @@ SQL = [
     "LIMIT 100 FOR UPDATE SKIP LOCKED",
     "INSERT INTO events (escalation_id, kind, at) VALUES ($1, $2, $3)",
     "CREATE INDEX CONCURRENTLY ix_escalations_next_action_at ON escalations (next_action_at)",
-    "ERROR: duplicate key value violates unique constraint \"uq_packets_run_id_packet_id\"",
+    'ERROR: duplicate key value violates unique constraint "uq_packets_run_id_packet_id"',
     "DELETE FROM outbox WHERE sent_at < now() - interval '7 days'",
 ]
 JSONS = [
@@ -501,7 +522,7 @@ MISC = [
     "trace_id=4bf92f3577b34da6a3ce929d0e0e4736 span_id=00f067aa0ba902b7",
     "stripe event evt_1PQ2rS3tU4vW5xY6 and customer cus_Q1w2E3r4T5y6U7",
     "pk_live_ keys are publishable and fine to share",
-    "ETag: \"33a64df551425fcc55e4d42a148795d9f25f89d4\"",
+    'ETag: "33a64df551425fcc55e4d42a148795d9f25f89d4"',
     "Set-Cookie: theme=dark; Path=/",
     "user agent python-httpx/0.28.1",
     "x-request-id: 7f3a9c2e-1b4d-4e8f-9a6b-2c1d0e9f8a7b",

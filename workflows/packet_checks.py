@@ -16,8 +16,9 @@ from workflows.vocabulary import (
     WaitingBehavior,
 )
 
-# Finds secrets in a JSON-like value: yields (field path, kind). Injected so this module
-# stays import-light; the default is workflows.secrets.find_secrets.
+# Finds secrets in a JSON-like value: returns findings with .field and .kind. Injected so
+# this module stays import-light; every caller that accepts packets passes
+# workflows.secrets.find_secrets (None checks the shape only).
 SecretFinder = Callable[[object], Sequence[Any]]
 
 

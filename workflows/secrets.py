@@ -69,13 +69,21 @@ def _mask(text: str, value: str) -> str:
 # Not used: its IP plugin (an IP is not a credential), its keyword plugin (tuned for quoted code
 # assignments; ours reads prose) and its JWT regex (quadratic on "eyJeyJ..."; its check is kept).
 _KINDS = {
-    "AWS Access Key": "AWS access key", "Azure Storage Account access key": "Azure storage key",
-    "Basic Auth Credentials": "URL credentials", "GitHub Token": "GitHub token",
-    "GitLab Token": "GitLab token", "Mailchimp Access Key": "Mailchimp key",
-    "NPM tokens": "npm token", "OpenAI Token": "OpenAI API key", "Private Key": "private key",
-    "SendGrid API Key": "SendGrid API key", "Slack Token": "Slack token",
-    "Stripe Access Key": "Stripe key", "Twilio API Key": "Twilio API key",
-    "PyPI Token": "PyPI token", "Discord Bot Token": "Discord bot token",
+    "AWS Access Key": "AWS access key",
+    "Azure Storage Account access key": "Azure storage key",
+    "Basic Auth Credentials": "URL credentials",
+    "GitHub Token": "GitHub token",
+    "GitLab Token": "GitLab token",
+    "Mailchimp Access Key": "Mailchimp key",
+    "NPM tokens": "npm token",
+    "OpenAI Token": "OpenAI API key",
+    "Private Key": "private key",
+    "SendGrid API Key": "SendGrid API key",
+    "Slack Token": "Slack token",
+    "Stripe Access Key": "Stripe key",
+    "Twilio API Key": "Twilio API key",
+    "PyPI Token": "PyPI token",
+    "Discord Bot Token": "Discord bot token",
     "Telegram Bot Token": "Telegram bot token",
 }
 _UNUSED = {"Public IP (ipv4)", "Secret Keyword", "JSON Web Token"}
@@ -143,8 +151,11 @@ _PROVIDERS = [
     ("Slack token", r"xapp-\d-[A-Za-z0-9-]{20,}|xox[a-z]-[A-Za-z0-9-]{20,}"),
     ("Discord webhook", r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d+/\S+"),
     ("npm token", r"npm_[A-Za-z0-9]{36}"),
-    ("AWS secret key", r"(?i:aws)[\w.\-]{0,30}?(?i:secret|key)[\w.\-\"']{0,20}?\s*[:=]\s*[\"']?"
-     r"[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])"),
+    (
+        "AWS secret key",
+        r"(?i:aws)[\w.\-]{0,30}?(?i:secret|key)[\w.\-\"']{0,20}?\s*[:=]\s*[\"']?"
+        r"[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])",
+    ),
     ("bearer token", r"(?i:bearer)\s+[A-Za-z0-9._~+/\-]{16,}=*"),
 ]
 _PROVIDER_RES = [(k, re.compile(r"(?<![A-Za-z0-9_\-])(?:" + p + ")")) for k, p in _PROVIDERS]
@@ -226,12 +237,41 @@ _KEYWORD = re.compile(
     \s*(?P<value>"[^"\x00]*"|'[^'\x00]*'|`[^`\x00]*`|[^\s"'`,;\x00]+)""",
     re.I | re.X,
 )
-_STOP_WORDS = frozenset({
-    "required", "missing", "invalid", "expired", "incorrect", "wrong", "correct", "provided",
-    "present", "changed", "rotated", "revoked", "enabled", "disabled", "optional", "unknown",
-    "default", "needed", "stored", "rejected", "accepted", "blank", "generated", "updated",
-    "protected", "encrypted", "hashed", "managed", "configured", "false", "true",
-})
+_STOP_WORDS = frozenset(
+    {
+        "required",
+        "missing",
+        "invalid",
+        "expired",
+        "incorrect",
+        "wrong",
+        "correct",
+        "provided",
+        "present",
+        "changed",
+        "rotated",
+        "revoked",
+        "enabled",
+        "disabled",
+        "optional",
+        "unknown",
+        "default",
+        "needed",
+        "stored",
+        "rejected",
+        "accepted",
+        "blank",
+        "generated",
+        "updated",
+        "protected",
+        "encrypted",
+        "hashed",
+        "managed",
+        "configured",
+        "false",
+        "true",
+    }
+)
 _TECH_TERM = re.compile(
     r"(?:sha|md|aes|rsa|hs|rs|es|ps|ed|x|utf|base|argon|pbkdf|oauth|http|tls|ssl|v|k|i)\d+"
     r"(?:[a-z]{1,2}\d*)?|"

@@ -28,7 +28,10 @@ PROVIDER_FORMATS = [
     ("GitHub token", "github_pat_11ABCDE2F0aB3cD4eF5gH6_" + "iJ7kL8mN9oP0qR1sT2uV3wX4yZ5" * 2),
     ("GitLab token", "glab auth: glpat-Xy7Zq2Wv9Ut4Rs1Po8Nm rejected"),
     ("Slack token", "slack: xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx invalid"),
-    ("Slack webhook", "https://hooks.slack.com/services/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"),
+    (
+        "Slack webhook",
+        "https://hooks.slack.com/services/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",
+    ),
     ("Stripe key", "charge failed with sk_live_Zx8Kq3pL0mN7vB2cR5tY9wE4"),
     ("Stripe key", "restricted rk_live_Q2w3E4r5T6y7U8i9O0pA1s2D"),
     ("Stripe key", "test mode key sk_test_Zx8Kq3pL0mN7vB2cR5tY9wE4uI6"),
@@ -41,12 +44,21 @@ PROVIDER_FORMATS = [
     ("SendGrid API key", "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"),
     ("npm token", "NPM_TOKEN npm_Zx8Kq3pL0mN7vB2cR5tY9wE4uI6oP1aSdF3g lacks rights"),
     ("PyPI token", "twine -p pypi-AgEIcHlwaS5vcmc" + "Zx8Kq3pL0mN7vB2cR5tY9wE4uI6oP1aS" * 3),
-    ("JSON Web Token", "Authorization header carried eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9"
-     ".eyJzdWIiOiJzdmMtZGVwbG95IiwiZXhwIjoxNzc4OTAzNjAwfQ.Zx8Kq3pL0mN7vB2cR5tY9wE4uI6oP1aSdF3gH5jK7lZ"),
-    ("private key", "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEAzx8Kq3pL0mN7vB2c\n"
-     "-----END RSA PRIVATE KEY-----"),
-    ("private key", "-----BEGIN OPENSSH PRIVATE KEY----- b3BlbnNzaC1rZXktdjEAAAAABG5vbmU="
-     " -----END OPENSSH PRIVATE KEY-----"),
+    (
+        "JSON Web Token",
+        "Authorization header carried eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9"
+        ".eyJzdWIiOiJzdmMtZGVwbG95IiwiZXhwIjoxNzc4OTAzNjAwfQ.Zx8Kq3pL0mN7vB2cR5tY9wE4uI6oP1aSdF3gH5jK7lZ",
+    ),
+    (
+        "private key",
+        "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEAzx8Kq3pL0mN7vB2c\n"
+        "-----END RSA PRIVATE KEY-----",
+    ),
+    (
+        "private key",
+        "-----BEGIN OPENSSH PRIVATE KEY----- b3BlbnNzaC1rZXktdjEAAAAABG5vbmU="
+        " -----END OPENSSH PRIVATE KEY-----",
+    ),
     ("private key", "-----BEGIN EC PRIVATE KEY-----\\nMHcCAQEEIZx8Kq3pL0mN7vB2c\\n"),
 ]
 

@@ -1,0 +1,201 @@
+"""The HTTP API: agents raise escalations, operators read and answer them."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime
+from typing import Annotated, Any
+
+from fastapi import Body, Depends, FastAPI, Query, Request, Response, status
+from fastapi.responses import JSONResponse
+from sqlalchemy import text
+from sqlmodel import Session, col, select
+
+from api.auth import load_tokens, require
+from api.views import escalation_detail, escalation_summary, event_json, reply_json
+from models.migrate import upgrade
+from models.settings import Settings
+from models.store import decision_of
+from models.tables import Delivery, Escalation, Event, Reply
+from workers.answers import CONFLICTS, REFUSALS, answer
+from workers.app import make_celery
+from workers.channels import dev_inbox_path
+from workers.intake import accept
+from workers.runtime import Runtime, runtime_for
+from workers.tasks import nudge
+from workflows import stages
+from workflows.errors import Conflict, EscalationError, NotFound, PacketRefused, RetryableError
+
+log = logging.getLogger(__name__)
+
+
+def _session(request: Request) -> Iterator[Session]:
+    with Session(request.app.state.runtime.engine) as db:
+        yield db
+
+
+Db = Annotated[Session, Depends(_session)]
+STATUS_OF = {NotFound: 404, Conflict: 409, PacketRefused: 422, RetryableError: 503}
+
+
+def create_app(settings: Settings, *, migrate: bool = True) -> FastAPI:
+    """The API bound to `settings`; the database is migrated when the app starts."""
+    celery = make_celery(settings)
+    runtime = runtime_for(celery)
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        if migrate:
+            upgrade(settings)
+        yield
+        runtime.engine.dispose()
+
+    app = FastAPI(title="agent-escalation", version="0.1.0", lifespan=lifespan)
+    app.state.tokens = load_tokens(settings)
+    app.state.runtime = runtime
+
+    @app.exception_handler(EscalationError)
+    async def on_error(_request: Request, exc: EscalationError) -> JSONResponse:
+        code = next((c for kind, c in STATUS_OF.items() if isinstance(exc, kind)), 422)
+        if isinstance(exc, PacketRefused):
+            return JSONResponse({"detail": "packet refused", "errors": exc.problems}, code)
+        return JSONResponse({"detail": str(exc)}, code)
+
+    @app.get("/healthz")
+    def healthz(db: Db) -> dict[str, Any]:
+        db.execute(text("SELECT 1"))
+        return {
+            "status": "ok",
+            "design": runtime.design.name,
+            "design_version": runtime.design.version,
+        }
+
+    @app.post("/v1/escalations", status_code=status.HTTP_201_CREATED)
+    def raise_escalation(
+        response: Response,
+        request: Annotated[
+            dict[str, Any], Body(description="{packet, snapshot?, options?, wake?}")
+        ],
+        _role: Annotated[str, Depends(require("agent"))],
+    ) -> dict[str, Any]:
+        accepted = accept(runtime, request)
+        if accepted.state == "received":
+            nudge(celery, stages.SNAPSHOT, accepted.id)
+        if not accepted.created:
+            response.status_code = status.HTTP_200_OK
+        return {
+            "id": accepted.id,
+            "state": accepted.state,
+            "created": accepted.created,
+            "warnings": list(accepted.warnings),
+            "url": f"{settings.resolved_public_url}/v1/escalations/{accepted.id}",
+        }
+
+    @app.get("/v1/escalations")
+    def list_escalations(
+        db: Db,
+        _role: Annotated[str, Depends(require("agent", "operator"))],
+        state: str | None = None,
+        severity: str | None = None,
+        run: str | None = None,
+        limit: Annotated[int, Query(ge=1, le=500)] = 50,
+    ) -> list[dict[str, Any]]:
+        statement = select(Escalation).order_by(col(Escalation.created_at).desc()).limit(limit)
+        for column, value in (
+            (Escalation.state, state),
+            (Escalation.severity, severity),
+            (Escalation.run_id, run),
+        ):
+            if value is not None:
+                statement = statement.where(column == value)
+        return [escalation_summary(row) for row in db.exec(statement)]
+
+    def get_row(db: Session, escalation_id: str) -> Escalation:
+        row = db.get(Escalation, escalation_id)
+        if row is None:
+            raise NotFound(f"no escalation {escalation_id}")
+        return row
+
+    @app.get("/v1/escalations/{escalation_id}")
+    def get_escalation(
+        escalation_id: str, db: Db, _role: Annotated[str, Depends(require("agent", "operator"))]
+    ) -> dict[str, Any]:
+        row = get_row(db, escalation_id)
+        deliveries = list(
+            db.exec(
+                select(Delivery).where(Delivery.escalation_id == row.id).order_by(col(Delivery.id))
+            )
+        )
+        return escalation_detail(row, decision_of(db, row.id), deliveries)
+
+    @app.get("/v1/escalations/{escalation_id}/events")
+    def get_events(
+        escalation_id: str, db: Db, _role: Annotated[str, Depends(require("agent", "operator"))]
+    ) -> dict[str, Any]:
+        row = get_row(db, escalation_id)
+        events = db.exec(select(Event).where(Event.escalation_id == row.id).order_by(col(Event.id)))
+        replies = db.exec(
+            select(Reply).where(Reply.escalation_id == row.id).order_by(col(Reply.id))
+        )
+        return {
+            "id": row.id,
+            "events": [event_json(e) for e in events],
+            "replies": [reply_json(r) for r in replies],
+        }
+
+    @app.post("/v1/escalations/{escalation_id}/replies")
+    def post_reply(
+        escalation_id: str,
+        body: Annotated[dict[str, Any], Body(description='{"option": ...} or {"text": ...}')],
+        role: Annotated[str, Depends(require("operator"))],
+    ) -> JSONResponse:
+        option, reply_text = body.get("option"), body.get("text")
+        if (
+            not isinstance(option, str | None)
+            or not isinstance(reply_text, str | None)
+            or (option is None and not (reply_text or "").strip())
+        ):
+            return JSONResponse({"detail": 'send {"option": LABEL} or {"text": REPLY}'}, 422)
+        sender = body.get("sender") if isinstance(body.get("sender"), str) else f"api:{role}"
+        result = answer(
+            runtime,
+            escalation_id,
+            option=option,
+            text=reply_text,
+            responder=str(sender),
+            channel="api",
+        )
+        code = 409 if result.outcome in CONFLICTS else 422 if result.outcome in REFUSALS else 200
+        return JSONResponse(
+            {
+                "id": escalation_id,
+                "outcome": result.outcome,
+                "message": result.message,
+                "option": result.option,
+                "decision": result.decision,
+            },
+            code,
+        )
+
+    if settings.apprise_config is None:
+        # Only with no real channels configured: the embedded demo's local channel.
+        @app.post("/v1/dev/inbox", include_in_schema=False)
+        def dev_inbox(body: Annotated[dict[str, Any], Body()]) -> dict[str, str]:
+            """apprise posts here (json://); `escalate inbox` prints what arrived."""
+            record = {"received_at": datetime.now(UTC).isoformat(), **body}
+            with dev_inbox_path(settings).open("a", encoding="utf-8") as handle:
+                handle.write(json.dumps(record) + "\n")
+            return {"status": "stored"}
+
+    return app
+
+
+def app_from_env() -> FastAPI:
+    """`uvicorn --factory api.app:app_from_env`: the app built from ESCALATE_* settings."""
+    return create_app(Settings())
+
+
+__all__ = ["Runtime", "create_app"]

@@ -1,0 +1,54 @@
+"""Engine and session factory: SQLite (WAL, busy timeout, BEGIN IMMEDIATE) or PostgreSQL."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from sqlalchemy import event
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, create_engine
+
+from models.settings import Settings
+
+
+def _tune_sqlite(engine: Engine) -> None:
+    @event.listens_for(engine, "connect")
+    def on_connect(dbapi_connection: Any, _record: Any) -> None:
+        # Take BEGIN over from pysqlite so every transaction can be IMMEDIATE: a deferred
+        # read-then-write transaction fails under concurrent writers even with WAL.
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA busy_timeout=30000")  # before WAL: switching can be BUSY
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def on_begin(connection: Any) -> None:
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+def make_engine(settings: Settings) -> Engine:
+    """An engine for the configured database; SQLite files live under `settings.home`."""
+    url = settings.resolved_database_url
+    if url.startswith("sqlite"):
+        settings.home.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+        _tune_sqlite(engine)
+        return engine
+    return create_engine(url, pool_pre_ping=True)
+
+
+@contextmanager
+def transaction(engine: Engine) -> Iterator[Session]:
+    """A session whose work commits on success and rolls back on any error."""
+    with Session(engine, expire_on_commit=False) as session:
+        try:
+            yield session
+            session.commit()
+        except BaseException:
+            session.rollback()
+            raise

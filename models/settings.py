@@ -1,0 +1,75 @@
+"""All configuration in one typed object, read from ESCALATE_* environment variables."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+REPO_EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+class Settings(BaseSettings):
+    """Service settings; the defaults run everything embedded under `home`."""
+
+    model_config = SettingsConfigDict(env_prefix="ESCALATE_", extra="ignore")
+
+    home: Path = Field(default=Path(".escalate"), description="State folder (SQLite, tokens).")
+    database_url: str | None = Field(
+        default=None, description="SQLAlchemy URL; default SQLite in `home`."
+    )
+    broker_url: str | None = Field(
+        default=None, description="Celery broker URL; default a SQLite broker in `home`."
+    )
+    design: Path | None = Field(default=None, description="Design record YAML (SPEC §2).")
+    apprise_config: Path | None = Field(
+        default=None, description="apprise YAML config whose tags the design names."
+    )
+    api_tokens: str | None = Field(
+        default=None, description="Bearer tokens with roles, e.g. 'agent:abc,operator:def'."
+    )
+    webhook_secret: str | None = Field(
+        default=None, description="Key that signs wake-up webhooks; generated into `home`."
+    )
+    public_url: str | None = Field(
+        default=None, description="Base URL people open; default http://host:port."
+    )
+    host: str = "127.0.0.1"
+    port: int = 8765
+
+    queue: str = "escalation"
+    sweep_interval: float = Field(default=2.0, gt=0, description="Seconds between sweeps.")
+    stall_after: float = Field(
+        default=30.0, gt=0, description="Seconds before a stage counts as stalled."
+    )
+    max_stage_attempts: int = Field(default=5, ge=1, description="Attempts before dead_letter.")
+    delivery_tries: int = Field(default=3, ge=1, description="Sends per delivery attempt.")
+    delivery_backoff: float = Field(default=1.0, gt=0, description="First backoff, seconds.")
+    delivery_retry_interval: float = Field(
+        default=30.0, gt=0, description="Seconds between delivery attempts after a failure."
+    )
+    delivery_max_attempts: int = Field(
+        default=5, ge=1, description="Attempts before the delivery failure is escalated."
+    )
+    send_timeout: float = Field(default=10.0, gt=0, description="Seconds per channel send.")
+
+    @property
+    def resolved_database_url(self) -> str:
+        return self.database_url or f"sqlite:///{(self.home / 'escalate.sqlite').resolve()}"
+
+    @property
+    def resolved_broker_url(self) -> str:
+        return self.broker_url or f"sqla+sqlite:///{(self.home / 'broker.sqlite').resolve()}"
+
+    @property
+    def resolved_public_url(self) -> str:
+        return (self.public_url or f"http://{self.host}:{self.port}").rstrip("/")
+
+    @property
+    def embedded_broker(self) -> bool:
+        return self.resolved_broker_url.startswith("sqla+")
+
+    @property
+    def design_path(self) -> Path:
+        return self.design or REPO_EXAMPLES / "design.yaml"

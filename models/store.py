@@ -1,0 +1,221 @@
+"""Data functions over the tables: lock a case, apply a stage's decision, record replies."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from sqlalchemy import or_
+from sqlalchemy.exc import IntegrityError
+from sqlmodel import Session, col, select
+
+from models.tables import Decision, Delivery, Escalation, Event, Reply
+from workflows.case import Case, parse_options
+from workflows.stages import DecisionSpec, EventSpec, StageResult
+from workflows.states import State
+
+
+def new_id() -> str:
+    """A 12-hex-character case id (SPEC §7)."""
+    return secrets.token_hex(6)
+
+
+def as_utc(moment: datetime | None) -> datetime | None:
+    """SQLite hands datetimes back naive; they were written in UTC."""
+    if moment is None or moment.tzinfo is not None:
+        return moment
+    return moment.replace(tzinfo=UTC)
+
+
+def lock_escalation(session: Session, escalation_id: str) -> Escalation | None:
+    """The case row, locked for this transaction (SQLite: BEGIN IMMEDIATE already holds it)."""
+    statement = select(Escalation).where(Escalation.id == escalation_id).with_for_update()
+    return session.exec(statement).first()
+
+
+def case_of(row: Escalation) -> Case:
+    """The pure view of a row."""
+    return Case(
+        id=row.id,
+        run_id=row.run_id,
+        packet_id=row.packet_id,
+        state=State(row.state),
+        packet=row.packet or {},
+        snapshot=row.snapshot or {},
+        options=parse_options(row.options),
+        wake=row.wake or {},
+        cites_id=row.cites_id,
+        created_at=as_utc(row.created_at),
+        routed_at=as_utc(row.routed_at),
+    )
+
+
+def add_event(
+    session: Session, row: Escalation, kind: str, detail: Mapping[str, Any], *, now: datetime
+) -> None:
+    """Append one event row for the case, stamped with its current state."""
+    session.add(
+        Event(escalation_id=row.id, at=now, kind=kind, state=row.state, detail=dict(detail))
+    )
+
+
+def apply_result(
+    session: Session,
+    row: Escalation,
+    result: StageResult,
+    *,
+    now: datetime,
+    reply_id: int | None = None,
+) -> None:
+    """Write a stage's decision: new state, fields, events, outbox rows, decision row."""
+    row.state = result.state.value
+    row.next_action_at = result.next_action_at
+    row.attempts = 0
+    row.updated_at = now
+    for name, value in result.updates.items():
+        setattr(row, name, value)
+    session.add(row)
+    for event in result.events:
+        add_event(session, row, event.kind, event.detail, now=now)
+    for item in result.outbound:
+        session.add(
+            Delivery(
+                escalation_id=row.id,
+                purpose=item.purpose,
+                channel=item.channel,
+                target=item.target,
+                role=item.role,
+                title=item.title,
+                body=item.body,
+                payload=dict(item.payload),
+                next_attempt_at=now,
+                created_at=now,
+            )
+        )
+    if result.decision is not None:
+        session.add(decision_row(row.id, result.decision, now=now, reply_id=reply_id))
+
+
+def decision_row(
+    escalation_id: str, spec: DecisionSpec, *, now: datetime, reply_id: int | None = None
+) -> Decision:
+    return Decision(
+        escalation_id=escalation_id,
+        option=spec.option,
+        value=spec.value,
+        resumes=spec.resumes,
+        decided_by=spec.decided_by,
+        channel=spec.channel,
+        is_default=spec.is_default,
+        reply_id=reply_id,
+        at=now,
+    )
+
+
+def decision_of(session: Session, escalation_id: str) -> Decision | None:
+    return session.exec(select(Decision).where(Decision.escalation_id == escalation_id)).first()
+
+
+def decision_spec(decision: Decision) -> DecisionSpec:
+    return DecisionSpec(
+        option=decision.option,
+        value=decision.value,
+        resumes=decision.resumes,
+        decided_by=decision.decided_by,
+        channel=decision.channel,
+        is_default=decision.is_default,
+    )
+
+
+def find_by_packet(session: Session, run_id: str, packet_id: str) -> Escalation | None:
+    statement = select(Escalation).where(
+        Escalation.run_id == run_id, Escalation.packet_id == packet_id
+    )
+    return session.exec(statement).first()
+
+
+def insert_escalation(
+    session: Session, row: Escalation, event: EventSpec, *, now: datetime
+) -> tuple[Escalation, bool]:
+    """Insert a new case, or return the one already stored for this (run, packet)."""
+    existing = find_by_packet(session, row.run_id, row.packet_id)
+    if existing is not None:
+        return existing, False
+    try:
+        with session.begin_nested():
+            session.add(row)
+            session.flush()
+    except IntegrityError:  # a concurrent intake of the same packet won
+        existing = find_by_packet(session, row.run_id, row.packet_id)
+        if existing is None:
+            raise
+        return existing, False
+    add_event(session, row, event.kind, event.detail, now=now)
+    return row, True
+
+
+def record_reply(
+    session: Session,
+    row: Escalation,
+    *,
+    channel: str,
+    sender: str,
+    text: str,
+    option: str | None,
+    matched_by: str | None,
+    outcome: str,
+    now: datetime,
+) -> Reply:
+    reply = Reply(
+        escalation_id=row.id,
+        at=now,
+        channel=channel,
+        sender=sender,
+        raw_text=text,
+        option=option,
+        matched_by=matched_by,
+        outcome=outcome,
+    )
+    session.add(reply)
+    session.flush()
+    return reply
+
+
+def due_escalations(
+    session: Session, *, now: datetime, stall_after: timedelta, limit: int = 100
+) -> Sequence[Escalation]:
+    """Cases whose deadline passed, or whose stage message looks lost."""
+    waiting = (State.AWAITING.value, State.FOLLOWED_UP.value)
+    moving = (State.RECEIVED.value, State.SNAPSHOTTED.value, State.DECIDED.value)
+    statement = (
+        select(Escalation)
+        .where(
+            or_(
+                col(Escalation.state).in_(waiting) & (col(Escalation.next_action_at) <= now),
+                col(Escalation.state).in_(moving)
+                & (col(Escalation.updated_at) <= now - stall_after),
+            )
+        )
+        .order_by(col(Escalation.next_action_at))
+        .limit(limit)
+    )
+    return session.exec(statement).all()
+
+
+def due_deliveries(session: Session, *, now: datetime, limit: int = 100) -> Sequence[Delivery]:
+    """Outbox rows to (re)try: pending or failed and due, or sending with an expired lease."""
+    statement = (
+        select(Delivery)
+        .where(
+            or_(
+                col(Delivery.state).in_(("pending", "failed", "unknown"))
+                & (col(Delivery.next_attempt_at) <= now),
+                (col(Delivery.state) == "sending") & (col(Delivery.lease_until) <= now),
+            )
+        )
+        .order_by(col(Delivery.id))
+        .limit(limit)
+    )
+    return session.exec(statement).all()

@@ -1,0 +1,124 @@
+"""The SQL tables: escalations, their append-only events, deliveries, replies, decisions."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import JSON, Column, DateTime, Index, UniqueConstraint
+from sqlmodel import Field, SQLModel
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def _when(*, index: bool = False, nullable: bool = True) -> Any:
+    return Field(
+        default=None,
+        sa_column=Column(DateTime(timezone=True), index=index, nullable=nullable),
+    )
+
+
+class Escalation(SQLModel, table=True):
+    """One case: its packet, frozen design, state and when it next needs looking at."""
+
+    __tablename__ = "escalations"
+    __table_args__ = (UniqueConstraint("run_id", "packet_id", name="uq_escalation_run_packet"),)
+
+    id: str = Field(primary_key=True, max_length=32)
+    run_id: str = Field(index=True, max_length=200)
+    packet_id: str = Field(max_length=200)
+    severity: str = Field(index=True, max_length=16)
+    trigger_type: str = Field(max_length=32)
+    state: str = Field(index=True, max_length=16)
+    packet: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
+    snapshot: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
+    options: list[dict[str, Any]] = Field(default_factory=list, sa_column=Column(JSON))
+    wake: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON))
+    design: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
+    design_hash: str | None = Field(default=None, max_length=64)
+    problems: list[str] = Field(default_factory=list, sa_column=Column(JSON))
+    cites_id: str | None = Field(default=None, max_length=32)
+    outcome: str | None = Field(default=None, max_length=32)
+    attempts: int = 0
+    next_action_at: datetime | None = _when(index=True)
+    created_at: datetime | None = _when()
+    updated_at: datetime | None = _when()
+    routed_at: datetime | None = _when()
+    followed_up_at: datetime | None = _when()
+    decided_at: datetime | None = _when()
+    closed_at: datetime | None = _when()
+
+
+class Event(SQLModel, table=True):
+    """One row per transition or attempt: the audit log and the replay source."""
+
+    __tablename__ = "events"
+
+    id: int | None = Field(default=None, primary_key=True)
+    escalation_id: str = Field(foreign_key="escalations.id", index=True, max_length=32)
+    at: datetime | None = _when(nullable=False)
+    kind: str = Field(max_length=40)
+    state: str = Field(max_length=16)
+    detail: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON))
+
+
+class Delivery(SQLModel, table=True):
+    """Outbox row for anything that leaves the process: written before the send."""
+
+    __tablename__ = "deliveries"
+    __table_args__ = (
+        UniqueConstraint("escalation_id", "purpose", "target", name="uq_delivery_target"),
+        Index("ix_deliveries_due", "state", "next_attempt_at"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    escalation_id: str = Field(foreign_key="escalations.id", index=True, max_length=32)
+    purpose: str = Field(max_length=24)  # notify, follow_up, wake_task, wake_webhook
+    channel: str = Field(max_length=24)  # apprise, celery, webhook
+    target: str = Field(max_length=500)  # apprise tag, task name, or webhook URL
+    role: str = Field(default="primary", max_length=16)  # primary, copy, next_tier
+    title: str = ""
+    body: str = ""
+    payload: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON))
+    state: str = Field(default="pending", max_length=16)  # pending sending sent failed unknown
+    attempts: int = 0
+    last_error: str | None = None
+    next_attempt_at: datetime | None = _when()
+    lease_until: datetime | None = _when()
+    sent_at: datetime | None = _when()
+    created_at: datetime | None = _when()
+
+
+class Reply(SQLModel, table=True):
+    """Every reply as it arrived, with how it was understood."""
+
+    __tablename__ = "replies"
+
+    id: int | None = Field(default=None, primary_key=True)
+    escalation_id: str = Field(foreign_key="escalations.id", index=True, max_length=32)
+    at: datetime | None = _when(nullable=False)
+    channel: str = Field(max_length=40)
+    sender: str = Field(max_length=200)
+    raw_text: str
+    option: str | None = None
+    matched_by: str | None = Field(default=None, max_length=24)
+    outcome: str = Field(max_length=16)  # decided, comment, superseded
+
+
+class Decision(SQLModel, table=True):
+    """The one decision of a case; the unique key makes the first one win."""
+
+    __tablename__ = "decisions"
+
+    id: int | None = Field(default=None, primary_key=True)
+    escalation_id: str = Field(foreign_key="escalations.id", unique=True, max_length=32)
+    option: str
+    value: str
+    resumes: bool
+    decided_by: str = Field(max_length=200)
+    channel: str = Field(max_length=40)
+    is_default: bool = False
+    reply_id: int | None = Field(default=None, foreign_key="replies.id")
+    at: datetime | None = _when(nullable=False)

@@ -1,0 +1,32 @@
+"""Fixtures for the HTTP API tests: embedded settings under tmp_path and a started app."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from api.app import create_app
+from models.settings import Settings
+
+REPO = Path(__file__).resolve().parents[2]
+API_TOKENS = "agent:agent-t,operator:op-t,admin:admin-t"
+
+
+@pytest.fixture
+def api_settings(tmp_path: Path) -> Settings:
+    """SQLite database and SQLite broker under tmp_path: no server, no worker."""
+    return Settings(
+        home=tmp_path / "home",
+        design=REPO / "examples" / "design-fast.yaml",
+        api_tokens=API_TOKENS,
+    )
+
+
+@pytest.fixture
+def api_client(api_settings: Settings) -> Iterator[TestClient]:
+    """The app with its lifespan run, so the database is migrated before the first request."""
+    with TestClient(create_app(api_settings)) as client:
+        yield client

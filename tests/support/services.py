@@ -1,0 +1,52 @@
+"""The real Redis and PostgreSQL of this machine: skip locally when absent, fail in CI."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import pytest
+
+REDIS = ("127.0.0.1", 6379)
+POSTGRES = ("127.0.0.1", 5432)
+POSTGRES_ADMIN_URL = os.environ.get(
+    "ESCALATE_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test"
+)
+
+
+def reachable(address: tuple[str, int]) -> bool:
+    try:
+        with socket.create_connection(address, timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+def require(address: tuple[str, int], name: str) -> None:
+    """In CI a missing service is a failure, never a skip."""
+    if reachable(address):
+        return
+    message = f"{name} is not running on {address[0]}:{address[1]} (scripts/ensure-services.sh)"
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+@contextmanager
+def fresh_postgres_database() -> Iterator[str]:
+    """A new, empty database for one test; dropped afterwards. Yields its SQLAlchemy URL."""
+    import psycopg
+
+    require(POSTGRES, "PostgreSQL")
+    name = f"escalate_test_{secrets.token_hex(4)}"
+    with psycopg.connect(POSTGRES_ADMIN_URL, autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    base = POSTGRES_ADMIN_URL.rsplit("/", 1)[0].replace("postgresql://", "postgresql+psycopg://")
+    try:
+        yield f"{base}/{name}"
+    finally:
+        with psycopg.connect(POSTGRES_ADMIN_URL, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

@@ -1,0 +1,93 @@
+"""A real local HTTP sink that apprise and webhooks post to; tests wait on what it receives."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Received:
+    path: str
+    headers: dict[str, str]
+    raw: bytes
+    body: Any
+
+
+@dataclass
+class HttpSink:
+    """Records every POST; answers with queued (status, delay, text) per path, else 200."""
+
+    server: ThreadingHTTPServer
+    received: list[Received] = field(default_factory=list)
+    scripted: dict[str, deque[tuple[int, float, str]]] = field(default_factory=dict)
+    values: dict[str, str] = field(default_factory=dict)
+    changed: threading.Condition = field(default_factory=threading.Condition)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_port}"
+
+    def script(self, path: str, *responses: tuple[int, float]) -> None:
+        """The next responses for `path`: (status, seconds to wait before answering)."""
+        self.scripted.setdefault(path, deque()).extend((s, d, "") for s, d in responses)
+
+    def posts(self, path: str | None = None) -> list[Received]:
+        with self.changed:
+            return [r for r in self.received if path is None or r.path.split("?", 1)[0] == path]
+
+    def wait_for(self, predicate: Callable[[list[Received]], bool], timeout: float = 20) -> None:
+        """Block until `predicate(received)` holds; fail with what arrived if it never does."""
+        deadline = time.monotonic() + timeout
+        with self.changed:
+            while not predicate(self.received):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    paths = [r.path for r in self.received]
+                    raise AssertionError(f"sink never saw what was expected; got {paths}")
+                self.changed.wait(left)
+
+
+def start_sink() -> HttpSink:
+    sink: HttpSink
+
+    class Handler(BaseHTTPRequestHandler):
+        def _answer(self, status: int, text: str) -> None:
+            payload = text.encode()
+            self.send_response(status)
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+        def do_GET(self) -> None:  # the HTTP fingerprint probe reads values here
+            self._answer(200, sink.values.get(self.path, ""))
+
+        def do_POST(self) -> None:
+            raw = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            try:
+                body = json.loads(raw) if raw else None
+            except ValueError:
+                body = raw.decode(errors="replace")
+            queue = sink.scripted.get(self.path.split("?", 1)[0])
+            status, delay, _ = queue.popleft() if queue else (200, 0.0, "")
+            if delay:
+                time.sleep(delay)
+            with sink.changed:
+                sink.received.append(Received(self.path, dict(self.headers), raw, body))
+                sink.changed.notify_all()
+            self._answer(status, "{}")
+
+        def log_message(self, *_args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    sink = HttpSink(server)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return sink

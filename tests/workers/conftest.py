@@ -1,0 +1,200 @@
+"""A real Celery worker (celery.contrib.pytest) and beat, on SQLite or on Redis + PostgreSQL."""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+from celery import Celery
+from celery.beat import EmbeddedService
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, col, select
+
+from models.db import make_engine
+from models.migrate import upgrade
+from models.settings import Settings
+from models.tables import Decision, Delivery, Escalation, Event
+from tests.support.services import REDIS, fresh_postgres_database, require
+from tests.support.sink import HttpSink
+from workers import names
+from workers.app import make_celery
+
+DESIGN = Path(__file__).resolve().parent.parent / "support" / "design-test.yaml"
+TAGS = ("ops", "ops-log", "oncall", "pager", "ops-low")
+T = TypeVar("T")
+
+
+def write_apprise_config(path: Path, sink: HttpSink) -> Path:
+    """Each tag posts to its own path on the sink, so a test can tell recipients apart."""
+    host = sink.url.removeprefix("http://")
+    lines = ["urls:"]
+    for tag in TAGS:
+        lines += [f"  - json://{host}/{tag}:", f"      tag: {tag}"]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture(params=["sqlite", "redis-postgres"])
+def backend(request: pytest.FixtureRequest) -> Iterator[dict[str, Any]]:
+    """Embedded defaults (SQLite DB + SQLite broker), or Redis broker + PostgreSQL."""
+    if request.param == "sqlite":
+        yield {}
+        return
+    require(REDIS, "Redis")
+    with fresh_postgres_database() as url:
+        yield {"database_url": url, "broker_url": f"redis://{REDIS[0]}:{REDIS[1]}/0"}
+
+
+@pytest.fixture
+def settings(backend: dict[str, Any], tmp_path: Path, sink: HttpSink) -> Settings:
+    return Settings(
+        home=tmp_path / "home",
+        design=DESIGN,
+        apprise_config=write_apprise_config(tmp_path / "apprise.yaml", sink),
+        queue=f"test-{secrets.token_hex(4)}",  # a private queue per test on the shared Redis
+        sweep_interval=0.25,
+        stall_after=1.0,
+        max_stage_attempts=3,
+        delivery_tries=2,
+        delivery_backoff=0.05,
+        delivery_retry_interval=0.3,
+        delivery_max_attempts=3,
+        send_timeout=3.0,
+        **backend,
+    )
+
+
+@dataclass
+class Woken:
+    """Payloads the test's wake-up task received."""
+
+    payloads: list[dict[str, Any]] = field(default_factory=list)
+
+
+@pytest.fixture
+def woken() -> Woken:
+    return Woken()
+
+
+@pytest.fixture
+def celery_app(settings: Settings, woken: Woken) -> Iterator[Celery]:
+    """Our app, built the production way; overrides the plugin's test app."""
+    upgrade(settings)
+    app = make_celery(settings)
+
+    # A fresh name per test: Celery keeps shared task names process-wide.
+    @app.task(name="test.woken", shared=False)
+    def wake(wake: dict[str, Any]) -> None:
+        woken.payloads.append(wake)
+
+    app.set_current()
+    yield app
+
+
+@pytest.fixture(scope="session")
+def celery_worker_pool() -> str:
+    return "threads"
+
+
+@pytest.fixture(scope="session")
+def celery_worker_parameters() -> dict[str, Any]:
+    return {"concurrency": 4, "perform_ping_check": False, "shutdown_timeout": 30, "queues": None}
+
+
+@pytest.fixture
+def beat(celery_app: Celery, tmp_path: Path) -> Iterator[EmbeddedService]:
+    service = EmbeddedService(
+        celery_app, thread=True, schedule_filename=str(tmp_path / "beat-schedule")
+    )
+    service.start()
+    yield service
+    service.stop()
+
+
+@dataclass
+class Harness:
+    """What a test needs to drive and observe one running service."""
+
+    app: Celery
+    settings: Settings
+    engine: Engine
+    sink: HttpSink
+    woken: Woken
+
+    def send(self, packet: dict[str, Any], **parts: Any) -> None:
+        """Raise as an agent does: by task name, without importing our code."""
+        self.app.send_task(names.ESCALATE, kwargs={"packet": packet, **parts})
+
+    def wait(
+        self, probe: Callable[[Session], T | None], timeout: float = 20, what: str = "condition"
+    ) -> T:
+        """Poll SQL (the truth) until `probe` returns something; fail after `timeout`."""
+        deadline = time.monotonic() + timeout
+        while True:
+            with Session(self.engine) as session:
+                found = probe(session)
+            if found:
+                return found
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out waiting for {what}")
+            time.sleep(0.05)
+
+    def case(self, run_id: str, packet_id: str, timeout: float = 20) -> Escalation:
+        return self.wait(
+            lambda s: s.exec(
+                select(Escalation).where(
+                    Escalation.run_id == run_id, Escalation.packet_id == packet_id
+                )
+            ).first(),
+            timeout,
+            f"case {run_id}/{packet_id}",
+        )
+
+    def in_state(self, escalation_id: str, *states: str, timeout: float = 20) -> Escalation:
+        def probe(session: Session) -> Escalation | None:
+            row = session.get(Escalation, escalation_id)
+            return row if row is not None and row.state in states else None
+
+        return self.wait(probe, timeout, f"{escalation_id} in {states}")
+
+    def events(self, escalation_id: str, kind: str | None = None) -> list[Event]:
+        with Session(self.engine) as session:
+            statement = select(Event).where(Event.escalation_id == escalation_id)
+            if kind:
+                statement = statement.where(Event.kind == kind)
+            return list(session.exec(statement.order_by(col(Event.id))))
+
+    def deliveries(self, escalation_id: str) -> list[Delivery]:
+        with Session(self.engine) as session:
+            return list(
+                session.exec(
+                    select(Delivery)
+                    .where(Delivery.escalation_id == escalation_id)
+                    .order_by(col(Delivery.id))
+                )
+            )
+
+    def decisions(self, escalation_id: str) -> list[Decision]:
+        with Session(self.engine) as session:
+            return list(
+                session.exec(select(Decision).where(Decision.escalation_id == escalation_id))
+            )
+
+
+@pytest.fixture
+def service(
+    celery_app: Celery,
+    celery_worker: Any,
+    beat: EmbeddedService,
+    settings: Settings,
+    sink: HttpSink,
+    woken: Woken,
+) -> Iterator[Harness]:
+    engine = make_engine(settings)
+    yield Harness(celery_app, settings, engine, sink, woken)
+    engine.dispose()

@@ -1,0 +1,212 @@
+"""Recording an operator's answer: the first deciding reply wins, every reply is kept."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy.exc import IntegrityError
+from sqlmodel import Session
+
+from models.db import transaction
+from models.store import (
+    apply_result,
+    as_utc,
+    case_of,
+    decision_of,
+    lock_escalation,
+    record_reply,
+)
+from models.tables import Decision, Escalation
+from workers.runtime import Runtime
+from workers.tasks import nudge
+from workflows import stages
+from workflows.errors import NotFound
+from workflows.replies import ReplyMatch, match_option_name, match_reply
+from workflows.secrets import scan_text
+from workflows.states import OPEN_FOR_DECISION, TERMINAL, State
+
+# Outcomes that did not decide because of the case, not the words: HTTP 409.
+CONFLICTS = frozenset({"superseded", "too_early"})
+# Outcomes refused because of the reply itself: HTTP 422.
+REFUSALS = frozenset({"unknown_option", "withheld"})
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What became of a reply: decided, comment, ambiguous, superseded, too early, refused."""
+
+    escalation_id: str
+    outcome: str
+    message: str
+    option: str | None = None
+    decision: dict[str, Any] | None = None
+
+    @property
+    def decided(self) -> bool:
+        return self.outcome == "decided"
+
+
+def decision_json(decision: Decision) -> dict[str, Any]:
+    return {
+        "option": decision.option,
+        "value": decision.value,
+        "resumes": decision.resumes,
+        "decided_by": decision.decided_by,
+        "channel": decision.channel,
+        "is_default": decision.is_default,
+        "at": at.isoformat() if (at := as_utc(decision.at)) else None,
+    }
+
+
+def _valid_answers(row: Escalation) -> str:
+    return ", ".join(option["label"] for option in row.options)
+
+
+def _understand(row: Escalation, option: str | None, text: str) -> tuple[ReplyMatch, str | None]:
+    """The reply's match, or a refusal outcome when it names no option or holds a secret."""
+    kinds = scan_text(text)
+    if kinds:
+        return ReplyMatch("comment"), "withheld"
+    options = case_of(row).options
+    if option is not None:
+        chosen = match_option_name(options, option)
+        if chosen is None:
+            return ReplyMatch("comment"), "unknown_option"
+        return ReplyMatch("decision", chosen, "option"), None
+    return match_reply(options, text), None
+
+
+def answer(
+    runtime: Runtime,
+    escalation_id: str,
+    *,
+    option: str | None = None,
+    text: str | None = None,
+    responder: str,
+    channel: str,
+) -> Answer:
+    """Match and record one reply; decide the case if it is the first deciding one."""
+    now = datetime.now(UTC)
+    raw = option if option is not None else (text or "")
+    try:
+        with transaction(runtime.engine) as session:
+            row = lock_escalation(session, escalation_id)
+            if row is None:
+                raise NotFound(f"no escalation {escalation_id}")
+            result = _answer_locked(session, row, option, raw, responder, channel, now)
+    except IntegrityError:
+        # Another reply decided between our read and our commit: the database kept one.
+        return _record_superseded(runtime, escalation_id, raw, responder, channel)
+    if result.decided:
+        nudge(runtime.app, stages.CLOSE, escalation_id)
+    return result
+
+
+def _answer_locked(
+    session: Session,
+    row: Escalation,
+    option: str | None,
+    raw: str,
+    responder: str,
+    channel: str,
+    now: datetime,
+) -> Answer:
+    match, refusal = _understand(row, option, raw)
+
+    def keep(outcome: str, *, text: str = raw) -> int | None:
+        chosen = match.option.label if match.option else None
+        reply = record_reply(
+            session,
+            row,
+            channel=channel,
+            sender=responder,
+            text=text,
+            option=chosen,
+            matched_by=match.matched_by,
+            outcome=outcome,
+            now=now,
+        )
+        return reply.id
+
+    if refusal == "withheld":
+        # Never store a secret: the audit keeps that a reply came, not what it said.
+        kinds = ", ".join(scan_text(raw))
+        keep("withheld", text=f"[withheld: contains a secret ({kinds})]")
+        return Answer(row.id, "withheld", f"Not recorded: the reply contains a secret ({kinds}).")
+    if refusal == "unknown_option":
+        keep("unknown_option")
+        return Answer(
+            row.id, "unknown_option", f"option {option!r} is not one of: {_valid_answers(row)}"
+        )
+    existing = decision_of(session, row.id)
+    if existing is not None or State(row.state) in TERMINAL:
+        keep("superseded")
+        return _superseded(row, existing)
+    if not match.decides:
+        keep(match.kind)
+        what = "ambiguous" if match.kind == "ambiguous" else "not a decision"
+        return Answer(
+            row.id, match.kind, f"Recorded, {what}: answer one of {_valid_answers(row)} to decide."
+        )
+    if State(row.state) not in OPEN_FOR_DECISION:
+        keep("too_early")
+        return Answer(
+            row.id,
+            "too_early",
+            f"Escalation {row.id} is still being routed ({row.state}); answer again in a moment.",
+        )
+    assert match.option is not None
+    reply_id = keep("decided")
+    result = stages.decide(
+        case_of(row), match.option, responder=responder, channel=channel, now=now
+    )
+    apply_result(session, row, result, now=now, reply_id=reply_id)
+    session.flush()  # the unique key on decisions settles a race here or at commit
+    decision = decision_of(session, row.id)
+    assert decision is not None
+    return Answer(
+        row.id,
+        "decided",
+        f"Decided: {match.option.label}.",
+        match.option.label,
+        decision_json(decision),
+    )
+
+
+def _superseded(row: Escalation, existing: Decision | None) -> Answer:
+    if existing is None:
+        return Answer(
+            row.id, "superseded", f"Escalation {row.id} is {row.state}; nothing to decide."
+        )
+    when = at.isoformat(timespec="seconds") if (at := as_utc(existing.at)) else "earlier"
+    return Answer(
+        row.id,
+        "superseded",
+        f"Already decided: {existing.option} by {existing.decided_by} at {when}. "
+        "Your reply was recorded.",
+        existing.option,
+        decision_json(existing),
+    )
+
+
+def _record_superseded(
+    runtime: Runtime, escalation_id: str, raw: str, responder: str, channel: str
+) -> Answer:
+    now = datetime.now(UTC)
+    with transaction(runtime.engine) as session:
+        row = lock_escalation(session, escalation_id)
+        assert row is not None
+        record_reply(
+            session,
+            row,
+            channel=channel,
+            sender=responder,
+            text=raw,
+            option=None,
+            matched_by=None,
+            outcome="superseded",
+            now=now,
+        )
+        return _superseded(row, decision_of(session, escalation_id))

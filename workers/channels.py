@@ -1,0 +1,142 @@
+"""The apprise adapter: one outcome per channel, retried with tenacity, URLs logged masked."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import apprise
+from apprise.result import AppriseResultStatus
+from tenacity import (
+    RetryCallState,
+    retry_if_result,
+    stop_after_attempt,
+    wait_exponential_jitter,
+)
+from tenacity import (
+    Retrying as _Retrying,
+)
+
+from models.settings import Settings
+
+log = logging.getLogger(__name__)
+
+SENT, FAILED, UNKNOWN = "sent", "failed", "unknown"
+
+
+@dataclass(frozen=True)
+class Channel:
+    """One configured apprise service behind a tag; `name` is its privacy-masked URL."""
+
+    tag: str
+    name: str
+    service: Any
+
+
+@dataclass(frozen=True)
+class SendOutcome:
+    """What one send attempt did: sent, failed (definitely not delivered) or unknown."""
+
+    state: str
+    error: str | None = None
+    tries: int = 1
+
+
+class ChannelBook:
+    """The operator's apprise config, resolved tag by tag into channels."""
+
+    def __init__(self, config_path: Path | None) -> None:
+        self._apprise = apprise.Apprise()
+        if config_path is not None:
+            config = apprise.AppriseConfig()
+            if not config.add(str(config_path)):
+                raise ValueError(f"{config_path}: apprise cannot read this config")
+            self._apprise.add(config)
+
+    def channels(self, tag: str) -> list[Channel]:
+        """Every service the tag selects, in config order."""
+        return [
+            Channel(tag, service.url(privacy=True), service)  # type: ignore[no-untyped-call]
+            for service in self._apprise.find(tag=tag)
+        ]
+
+    def channel(self, tag: str, name: str) -> Channel | None:
+        """The channel behind `tag` with this masked URL, if the config still has it."""
+        return next((c for c in self.channels(tag) if c.name == name), None)
+
+
+def dev_inbox_path(settings: Settings) -> Path:
+    """Where the embedded demo's local channel keeps what it received."""
+    return settings.home / "inbox.jsonl"
+
+
+def dev_apprise_config(settings: Settings, tags: set[str]) -> Path:
+    """With no apprise config given, every tag posts to the API's local inbox (json://)."""
+    path = settings.home / "apprise-dev.yaml"
+    host = "127.0.0.1" if settings.host in ("0.0.0.0", "::") else settings.host
+    lines = [
+        "# Generated: every design tag delivers to the local inbox (escalate inbox).",
+        "urls:",
+        f"  - json://{host}:{settings.port}/v1/dev/inbox:",
+        f"      tag: {', '.join(sorted(tags))}",
+    ]
+    settings.home.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def _send_once(channel: Channel, title: str, body: str, timeout: float) -> SendOutcome:
+    single = apprise.Apprise()
+    single.add(channel.service)
+    result = single.notify(body=body, title=title, timeout=timeout)
+    if result.status == AppriseResultStatus.SUCCESS:
+        return SendOutcome(SENT)
+    # apprise stops waiting on a timeout but the send may still complete: not a failure.
+    if result.status == AppriseResultStatus.TIMEOUT:
+        return SendOutcome(UNKNOWN, f"no answer from {channel.name} within {timeout:g}s")
+    reasons = [entry.message for entry in result.logs()] if hasattr(result, "logs") else []
+    detail = "; ".join(str(r) for r in reasons[-2:]) or f"status {result.status.name}"
+    return SendOutcome(FAILED, f"{channel.name}: {detail}"[:500])
+
+
+def send(
+    channel: Channel,
+    *,
+    title: str,
+    body: str,
+    tries: int,
+    first_backoff: float,
+    timeout: float,
+) -> SendOutcome:
+    """Send with exponential backoff and jitter on definite failures; never retry unknown."""
+
+    def log_retry(state: RetryCallState) -> None:
+        outcome = state.outcome.result() if state.outcome else None
+        log.warning(
+            "send to %s failed (try %d): %s",
+            channel.name,
+            state.attempt_number,
+            getattr(outcome, "error", None),
+        )
+
+    retrying = _Retrying(
+        stop=stop_after_attempt(tries),
+        wait=wait_exponential_jitter(
+            multiplier=first_backoff, max=first_backoff * 8, jitter=first_backoff / 2
+        ),
+        retry=retry_if_result(lambda outcome: outcome.state == FAILED),
+        before_sleep=log_retry,
+        retry_error_callback=lambda state: state.outcome.result() if state.outcome else None,
+        reraise=False,
+    )
+    tried = 0
+
+    def attempt() -> SendOutcome:
+        nonlocal tried
+        tried += 1
+        return _send_once(channel, title, body, timeout)
+
+    outcome: SendOutcome = retrying(attempt)
+    return SendOutcome(outcome.state, outcome.error, tried)

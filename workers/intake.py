@@ -1,0 +1,106 @@
+"""Accepting an escalation: admit it, store it with its frozen design, nudge the first stage."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from models.db import transaction
+from models.store import add_event, insert_escalation, new_id
+from models.tables import Escalation
+from workers.runtime import Runtime
+from workflows.case import options_to_json
+from workflows.errors import PacketRefused
+from workflows.intake import admit
+from workflows.secrets import find_secrets
+from workflows.stages import EventSpec
+from workflows.states import State
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Accepted:
+    """The stored case; `created` is False when this (run, packet) was already accepted."""
+
+    id: str
+    state: str
+    created: bool
+    warnings: tuple[str, ...] = ()
+
+
+def accept(
+    runtime: Runtime, request: Any, *, record_refusal: bool = False, cites_id: str | None = None
+) -> Accepted:
+    """Store the request as a case in state `received`; raise PacketRefused when refused."""
+    now = datetime.now(UTC)
+    admission = admit(request, find_secrets=find_secrets)
+    if not admission.accepted:
+        if record_refusal:
+            _record_refusal(runtime, request, list(admission.problems), now=now)
+        raise PacketRefused(list(admission.problems))
+    packet = admission.packet
+    design = runtime.design
+    row = Escalation(
+        id=new_id(),
+        run_id=packet["run_id"],
+        packet_id=packet["packet_id"],
+        severity=packet["severity"],
+        trigger_type=packet["trigger_type"],
+        state=State.RECEIVED.value,
+        packet=dict(packet),
+        snapshot=dict(admission.snapshot),
+        options=options_to_json(admission.options),
+        wake=dict(admission.wake),
+        design=design.model_dump(mode="json"),
+        design_hash=design.content_hash,
+        cites_id=cites_id,
+        created_at=now,
+        updated_at=now,
+    )
+    warnings = admission.check.warnings if admission.check else ()
+    event = EventSpec(
+        "accepted",
+        {
+            "warnings": list(warnings),
+            "design": design.content_hash,
+            **({"cites": cites_id} if cites_id else {}),
+        },
+    )
+    with transaction(runtime.engine) as session:
+        stored, created = insert_escalation(session, row, event, now=now)
+        result = Accepted(stored.id, stored.state, created, tuple(warnings))
+    return result
+
+
+def _record_refusal(runtime: Runtime, request: Any, problems: list[str], *, now: datetime) -> None:
+    """A refused task-borne request leaves a visible row: its ids and problems, never its text."""
+    packet = request.get("packet") if isinstance(request, dict) else None
+    packet = packet if isinstance(packet, dict) else {}
+
+    def text(key: str, default: str) -> str:
+        value = packet.get(key)
+        return value[:200] if isinstance(value, str) and value.strip() else default
+
+    row = Escalation(
+        id=new_id(),
+        run_id=text("run_id", "-"),
+        packet_id=text("packet_id", f"refused-{now:%s}"),
+        severity=text("severity", "-")[:16],
+        trigger_type=text("trigger_type", "-")[:32],
+        state=State.REFUSED.value,
+        problems=problems,
+        created_at=now,
+        updated_at=now,
+        closed_at=now,
+        outcome="refused",
+    )
+    with transaction(runtime.engine) as session:
+        stored, created = insert_escalation(
+            session, row, EventSpec("refused", {"errors": problems}), now=now
+        )
+        if not created:  # a resend of an accepted packet that now fails: say so on that case
+            add_event(session, stored, "resend_refused", {"errors": problems}, now=now)
+    log.warning("escalation refused: %s", "; ".join(problems))

@@ -1,0 +1,24 @@
+"""Task names are a public API: agents call `escalation.escalate` by name with send_task."""
+
+from __future__ import annotations
+
+from workflows import stages
+
+ESCALATE = "escalation.escalate"
+SNAPSHOT = "escalation.stage.snapshot"
+ROUTE = "escalation.stage.route"
+DELIVER = "escalation.deliver"
+FOLLOW_UP = "escalation.stage.follow_up"
+TIMEOUT = "escalation.stage.timeout"
+CLOSE = "escalation.stage.close"
+SWEEP = "escalation.sweep"
+
+# The pure stage names the workflow speaks, mapped to the tasks that run them.
+FOR_STAGE = {
+    stages.SNAPSHOT: SNAPSHOT,
+    stages.ROUTE: ROUTE,
+    stages.DELIVER: DELIVER,
+    stages.FOLLOW_UP: FOLLOW_UP,
+    stages.TIMEOUT: TIMEOUT,
+    stages.CLOSE: CLOSE,
+}

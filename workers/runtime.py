@@ -1,0 +1,67 @@
+"""What a worker process needs, built once per app and process: settings, engine, design."""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+from sqlalchemy.engine import Engine
+
+from models import state_files
+from models.db import make_engine
+from models.design import Design, load_design
+from models.settings import Settings
+from workers.channels import ChannelBook, dev_apprise_config
+
+
+@dataclass
+class Runtime:
+    """Process-wide resources; rebuilt after a fork so no connection crosses processes."""
+
+    settings: Settings
+    pid: int
+    app: Any
+
+    @cached_property
+    def engine(self) -> Engine:
+        return make_engine(self.settings)
+
+    @cached_property
+    def design(self) -> Design:
+        return load_design(self.settings.design_path)
+
+    @cached_property
+    def channels(self) -> ChannelBook:
+        config = self.settings.apprise_config
+        if config is None:
+            config = dev_apprise_config(self.settings, design_tags(self.design))
+        return ChannelBook(config)
+
+    @cached_property
+    def webhook_secret(self) -> str:
+        return self.settings.webhook_secret or state_files.webhook_secret(self.settings.home)
+
+
+def design_tags(design: Design) -> set[str]:
+    """Every apprise tag the design routes to."""
+    tags: set[str] = set()
+    for severity in ("low", "medium", "high", "critical"):
+        recipient = design.tier(severity).recipient
+        tags |= {recipient.primary, *recipient.copies}
+    return tags
+
+
+_lock = threading.Lock()
+
+
+def runtime_for(app: Any) -> Runtime:
+    """The runtime of a Celery app (or anything carrying `escalation_settings`)."""
+    with _lock:
+        current: Runtime | None = getattr(app, "_escalation_runtime", None)
+        if current is None or current.pid != os.getpid():
+            current = Runtime(settings=app.escalation_settings, pid=os.getpid(), app=app)
+            app._escalation_runtime = current
+        return current

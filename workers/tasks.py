@@ -1,0 +1,436 @@
+"""One thin task per stage: count the attempt, call the pure stage, persist, nudge the next."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from celery import shared_task
+from sqlmodel import Session, col, select, update
+
+from models.db import transaction
+from models.design import parse_design
+from models.store import (
+    add_event,
+    apply_result,
+    as_utc,
+    case_of,
+    decision_of,
+    decision_spec,
+    due_deliveries,
+    due_escalations,
+    lock_escalation,
+)
+from models.tables import Delivery, Escalation
+from workers import channels, names
+from workers.intake import accept
+from workers.probes import ProbeError, read_fingerprint
+from workers.runtime import Runtime, runtime_for
+from workers.wakeups import post_webhook, send_wake_task
+from workflows import stages
+from workflows.blocked_file import render_blocked
+from workflows.case import parse_options
+from workflows.errors import PacketRefused
+from workflows.stages import Outbound, StageResult
+from workflows.states import State, check_transition
+
+log = logging.getLogger(__name__)
+
+Decide = Callable[[Session, Escalation, datetime], StageResult | None]
+STAGE_OF_STATE = {
+    State.RECEIVED: stages.SNAPSHOT,
+    State.SNAPSHOTTED: stages.ROUTE,
+    State.AWAITING: stages.FOLLOW_UP,
+    State.FOLLOWED_UP: stages.TIMEOUT,
+    State.DECIDED: stages.CLOSE,
+}
+SEND_LEASE = timedelta(seconds=120)
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def nudge(app: Any, stage: str | None, escalation_id: str) -> None:
+    """Enqueue a stage; if the broker is down the sweeper re-drives it, so only log."""
+    if stage is None:
+        return
+    try:
+        app.send_task(names.FOR_STAGE[stage], args=[escalation_id])
+    except Exception:
+        log.exception("could not enqueue %s for %s; the sweeper will", stage, escalation_id)
+
+
+def begin_attempt(runtime: Runtime, escalation_id: str, expected: State) -> bool:
+    """Count this attempt in its own commit; park the case in dead_letter when it keeps failing."""
+    now = _now()
+    with transaction(runtime.engine) as session:
+        row = lock_escalation(session, escalation_id)
+        if row is None or row.state != expected:
+            return False  # already done by an earlier run of this message: no effect
+        row.attempts += 1
+        row.updated_at = now
+        if row.attempts > runtime.settings.max_stage_attempts:
+            row.state = check_transition(expected, State.DEAD_LETTER).value
+            row.next_action_at = None
+            add_event(
+                session,
+                row,
+                "dead_lettered",
+                {"stuck_in": expected.value, "attempts": row.attempts - 1},
+                now=now,
+            )
+            log.error(
+                "escalation %s parked in dead_letter after %d attempts in %s",
+                escalation_id,
+                row.attempts - 1,
+                expected.value,
+            )
+            return False
+        session.add(row)
+        return True
+
+
+def finish(app: Any, runtime: Runtime, escalation_id: str, expected: State, decide: Decide) -> None:
+    """Lock the case, check it is still where the stage left it, apply the decision, nudge."""
+    now = _now()
+    with transaction(runtime.engine) as session:
+        row = lock_escalation(session, escalation_id)
+        if row is None or row.state != expected:
+            return
+        result = decide(session, row, now)
+        if result is None:
+            return
+        apply_result(session, row, result, now=now)
+    nudge(app, result.next_stage, escalation_id)
+
+
+def _probe(spec: Any) -> tuple[str | None, str | None]:
+    try:
+        return read_fingerprint(spec), None
+    except ProbeError as exc:
+        return None, str(exc)
+
+
+def _revoke(app: Any, task_ids: Sequence[str]) -> list[str]:
+    if not task_ids:
+        return []
+    try:
+        app.control.revoke(list(task_ids))
+    except Exception as exc:
+        log.warning("could not revoke %s: %s", task_ids, exc)
+        return []
+    return list(task_ids)
+
+
+@shared_task(name=names.ESCALATE, bind=True)
+def escalate(
+    self: Any,
+    packet: Any = None,
+    snapshot: Any = None,
+    options: Any = None,
+    wake: Any = None,
+) -> dict[str, Any]:
+    """Intake by name: `send_task("escalation.escalate", kwargs={"packet": {...}, ...})`."""
+    runtime = runtime_for(self.app)
+    request = {
+        "packet": packet,
+        **{
+            key: value
+            for key, value in (("snapshot", snapshot), ("options", options), ("wake", wake))
+            if value is not None
+        },
+    }
+    try:
+        accepted = accept(runtime, request, record_refusal=True)
+    except PacketRefused as refused:
+        return {"state": State.REFUSED.value, "errors": refused.problems}
+    if accepted.state == State.RECEIVED:
+        nudge(self.app, stages.SNAPSHOT, accepted.id)
+    return {"id": accepted.id, "state": accepted.state, "created": accepted.created}
+
+
+@shared_task(name=names.SNAPSHOT, bind=True)
+def snapshot(self: Any, escalation_id: str) -> None:
+    """Stage 1: record the last verified good state; revoke what the run scheduled."""
+    runtime = runtime_for(self.app)
+    if not begin_attempt(runtime, escalation_id, State.RECEIVED):
+        return
+    with transaction(runtime.engine) as session:
+        row = session.get(Escalation, escalation_id)
+        spec = dict((row.snapshot or {}) if row else {})
+    fingerprint = spec.get("fingerprint") or {}
+    value, error = (fingerprint["value"], None) if "value" in fingerprint else _probe(fingerprint)
+    revoked = _revoke(self.app, spec.get("scheduled_task_ids", []))
+    finish(
+        self.app,
+        runtime,
+        escalation_id,
+        State.RECEIVED,
+        lambda _s, row, now: stages.record_snapshot(
+            case_of(row), fingerprint=value, probe_error=error, revoked=revoked, now=now
+        ),
+    )
+
+
+def _per_channel(runtime: Runtime, result: StageResult) -> StageResult:
+    """Expand each apprise tag into one outbox row per configured channel, each channel once."""
+    outbound: dict[tuple[str, str], Outbound] = {}
+    for item in result.outbound:
+        if item.channel != "apprise":
+            outbound.setdefault((item.purpose, item.target), item)
+            continue
+        found = runtime.channels.channels(item.target)
+        # A tag with no channel is recorded and retried like any failure, so the gap shows.
+        targets = [channel.name for channel in found] or [f"tag:{item.target}"]
+        for target in targets:  # the primary comes first, so a shared channel stays primary
+            outbound.setdefault(
+                (item.purpose, target),
+                replace(item, target=target, payload={"tag": item.target}),
+            )
+    return replace(result, outbound=tuple(outbound.values()))
+
+
+@shared_task(name=names.ROUTE, bind=True)
+def route(self: Any, escalation_id: str) -> None:
+    """Stages 2-3: recheck the packet, route it to its tier, write the outbox rows."""
+    runtime = runtime_for(self.app)
+    if not begin_attempt(runtime, escalation_id, State.SNAPSHOTTED):
+        return
+
+    def decide(_session: Session, row: Escalation, now: datetime) -> StageResult:
+        design = parse_design(row.design, source=f"escalation {row.id}")
+        result = stages.route_case(
+            case_of(row), design, public_url=runtime.settings.resolved_public_url, now=now
+        )
+        return _per_channel(runtime, result)
+
+    finish(self.app, runtime, escalation_id, State.SNAPSHOTTED, decide)
+
+
+@shared_task(name=names.FOLLOW_UP, bind=True)
+def follow_up(self: Any, escalation_id: str) -> None:
+    """Stage 4: the window passed undecided; exactly one follow-up."""
+    runtime = runtime_for(self.app)
+    if not begin_attempt(runtime, escalation_id, State.AWAITING):
+        return
+
+    def decide(_session: Session, row: Escalation, now: datetime) -> StageResult:
+        design = parse_design(row.design, source=f"escalation {row.id}")
+        result = stages.follow_up(
+            case_of(row), design, public_url=runtime.settings.resolved_public_url, now=now
+        )
+        return _per_channel(runtime, result)
+
+    finish(self.app, runtime, escalation_id, State.AWAITING, decide)
+
+
+@shared_task(name=names.TIMEOUT, bind=True)
+def apply_timeout(self: Any, escalation_id: str) -> None:
+    """Stage 5: nobody answered in time; the design's default is recorded as the decision."""
+    runtime = runtime_for(self.app)
+    if not begin_attempt(runtime, escalation_id, State.FOLLOWED_UP):
+        return
+
+    def decide(session: Session, row: Escalation, now: datetime) -> StageResult | None:
+        if decision_of(session, row.id) is not None:
+            return None  # a late answer got in first; it wins
+        design = parse_design(row.design, source=f"escalation {row.id}")
+        return stages.apply_timeout(case_of(row), design, now=now)
+
+    finish(self.app, runtime, escalation_id, State.FOLLOWED_UP, decide)
+
+
+@shared_task(name=names.CLOSE, bind=True)
+def close(self: Any, escalation_id: str) -> None:
+    """Stage 6: re-read the fingerprint, write the close entry, queue the wake-ups."""
+    runtime = runtime_for(self.app)
+    if not begin_attempt(runtime, escalation_id, State.DECIDED):
+        return
+    with transaction(runtime.engine) as session:
+        row = session.get(Escalation, escalation_id)
+        spec = ((row.snapshot or {}) if row else {}).get("fingerprint")
+    current, error = _probe(spec)
+
+    def decide(session: Session, row: Escalation, now: datetime) -> StageResult:
+        decision = decision_of(session, row.id)
+        if decision is None:
+            raise RuntimeError(f"escalation {row.id} is decided but has no decision row")
+        return stages.close_case(
+            case_of(row), decision_spec(decision), current=current, probe_error=error, now=now
+        )
+
+    finish(self.app, runtime, escalation_id, State.DECIDED, decide)
+
+
+@shared_task(name=names.DELIVER, bind=True)
+def deliver(self: Any, escalation_id: str) -> None:
+    """Send every due outbox row of a case; each claimed first, so a repeat sends nothing."""
+    runtime = runtime_for(self.app)
+    with transaction(runtime.engine) as session:
+        ids = [
+            d.id for d in due_deliveries(session, now=_now()) if d.escalation_id == escalation_id
+        ]
+    for delivery_id in ids:
+        if delivery_id is not None:
+            _deliver_one(self.app, runtime, delivery_id)
+
+
+def _claim(runtime: Runtime, delivery_id: int) -> Delivery | None:
+    now = _now()
+    with transaction(runtime.engine) as session:
+        claimable = (
+            col(Delivery.state).in_(("pending", "failed", "unknown"))
+            & (col(Delivery.next_attempt_at) <= now)
+        ) | ((col(Delivery.state) == "sending") & (col(Delivery.lease_until) <= now))
+        claimed = session.execute(
+            update(Delivery)
+            .where(col(Delivery.id) == delivery_id, claimable)
+            .values(
+                state="sending",
+                attempts=Delivery.attempts + 1,  # type: ignore[operator]
+                lease_until=now + SEND_LEASE,
+            )
+        )
+        if claimed.rowcount != 1:  # type: ignore[attr-defined]
+            return None
+        return session.get(Delivery, delivery_id)
+
+
+def _send(app: Any, runtime: Runtime, delivery: Delivery) -> channels.SendOutcome:
+    settings = runtime.settings
+    if delivery.channel == "celery":
+        return send_wake_task(app, delivery.target, delivery.payload)
+    if delivery.channel == "webhook":
+        return post_webhook(
+            delivery.target,
+            delivery.payload,
+            secret=runtime.webhook_secret,
+            timeout=settings.send_timeout,
+        )
+    tag = str(delivery.payload.get("tag", ""))
+    channel = runtime.channels.channel(tag, delivery.target)
+    if channel is None:
+        return channels.SendOutcome(channels.FAILED, f"no apprise channel has tag '{tag}'")
+    return channels.send(
+        channel,
+        title=delivery.title,
+        body=delivery.body,
+        tries=settings.delivery_tries,
+        first_backoff=settings.delivery_backoff,
+        timeout=settings.send_timeout,
+    )
+
+
+def _deliver_one(app: Any, runtime: Runtime, delivery_id: int) -> None:
+    delivery = _claim(runtime, delivery_id)
+    if delivery is None:
+        return
+    outcome = _send(app, runtime, delivery)
+    now = _now()
+    settings = runtime.settings
+    exhausted = False
+    with transaction(runtime.engine) as session:
+        row = session.get(Delivery, delivery_id)
+        case_row = session.get(Escalation, delivery.escalation_id)
+        if row is None or case_row is None:
+            return
+        row.lease_until = None
+        row.last_error = outcome.error
+        if outcome.state == channels.SENT:
+            row.state, row.sent_at = channels.SENT, now
+        elif row.attempts >= settings.delivery_max_attempts:
+            row.state, exhausted = "abandoned", True
+        else:
+            row.state = outcome.state
+            row.next_attempt_at = now + timedelta(seconds=settings.delivery_retry_interval)
+        session.add(row)
+        add_event(
+            session,
+            case_row,
+            "delivery_attempt",
+            {
+                "delivery": row.id,
+                "purpose": row.purpose,
+                "channel": row.target,
+                "role": row.role,
+                "outcome": outcome.state,
+                "tries": outcome.tries,
+                "attempt": row.attempts,
+                **({"error": outcome.error} if outcome.error else {}),
+                **({"gave_up": True} if exhausted else {}),
+            },
+            now=now,
+        )
+        case = case_of(case_row)
+    if exhausted and delivery.purpose in ("notify", "follow_up") and delivery.role == "primary":
+        _escalate_undelivered(app, runtime, case, delivery, outcome.error or "unconfirmed")
+
+
+def _escalate_undelivered(
+    app: Any, runtime: Runtime, case: Any, delivery: Delivery, error: str
+) -> None:
+    """After the limit: a second packet citing the first, and the run's fallback file."""
+    fallback = case.wake.get("fallback_file")
+    if isinstance(fallback, str):
+        try:
+            Path(fallback).write_text(
+                render_blocked(case.packet, case.options, escalation_id=case.id), encoding="utf-8"
+            )
+        except OSError as exc:
+            log.error("could not write fallback file %s: %s", fallback, exc)
+    packet = stages.delivery_failure_packet(
+        case, target=delivery.target, attempts=delivery.attempts, error=error
+    )
+    if packet is None:
+        return
+    options = [
+        {"label": "acknowledge", "description": f"I have seen it and will answer case {case.id}."}
+    ]
+    try:
+        second = accept(runtime, {"packet": packet, "options": options}, cites_id=case.id)
+    except PacketRefused as refused:
+        log.error("delivery-failure packet for %s refused: %s", case.id, refused)
+        return
+    nudge(app, stages.SNAPSHOT, second.id)
+
+
+@shared_task(name=names.SWEEP, bind=True)
+def sweep(self: Any) -> dict[str, int]:
+    """Beat's one job: dispatch what is due and re-drive what stalled. Safe to run twice."""
+    runtime = runtime_for(self.app)
+    settings = runtime.settings
+    now = _now()
+    stall_after = timedelta(seconds=settings.stall_after)
+    dispatched: list[tuple[str, str]] = []
+    with transaction(runtime.engine) as session:
+        for row in due_escalations(session, now=now, stall_after=stall_after):
+            state = State(row.state)
+            waiting = state in (State.AWAITING, State.FOLLOWED_UP)
+            # Claim with a conditional update so a second beat dispatches nothing twice.
+            claim = update(Escalation).where(
+                col(Escalation.id) == row.id, col(Escalation.state) == row.state
+            )
+            if waiting:
+                claim = claim.where(col(Escalation.next_action_at) == row.next_action_at).values(
+                    next_action_at=now + stall_after
+                )
+            else:
+                claim = claim.where(col(Escalation.updated_at) == row.updated_at).values(
+                    updated_at=now
+                )
+            if session.execute(claim).rowcount == 1:  # type: ignore[attr-defined]
+                dispatched.append((STAGE_OF_STATE[state], row.id))
+        wanted = {d.escalation_id for d in due_deliveries(session, now=now)}
+    for stage, escalation_id in dispatched:
+        nudge(self.app, stage, escalation_id)
+    for escalation_id in sorted(wanted):
+        nudge(self.app, stages.DELIVER, escalation_id)
+    return {"stages": len(dispatched), "deliveries": len(wanted)}
+
+
+__all__ = ["as_utc", "parse_options", "select"]

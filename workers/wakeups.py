@@ -1,0 +1,57 @@
+"""Telling the run its decision: a Celery task sent by name, or a signed HTTP webhook."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import httpx
+
+from workers.channels import FAILED, SENT, UNKNOWN, SendOutcome
+
+SIGNATURE_HEADER = "X-Escalate-Signature"
+TIMESTAMP_HEADER = "X-Escalate-Timestamp"
+
+
+def sign(secret: str, timestamp: str, body: bytes) -> str:
+    """HMAC-SHA256 over `timestamp.body`, so a captured request cannot be replayed later."""
+    digest = hmac.new(secret.encode(), timestamp.encode() + b"." + body, hashlib.sha256)
+    return "sha256=" + digest.hexdigest()
+
+
+def verify(secret: str, timestamp: str, body: bytes, signature: str) -> bool:
+    """What a run does on receipt: recompute and compare in constant time."""
+    return hmac.compare_digest(sign(secret, timestamp, body), signature)
+
+
+def post_webhook(
+    url: str, payload: Mapping[str, Any], *, secret: str, timeout: float
+) -> SendOutcome:
+    body = json.dumps(payload, sort_keys=True).encode()
+    timestamp = str(int(time.time()))
+    headers = {
+        "Content-Type": "application/json",
+        TIMESTAMP_HEADER: timestamp,
+        SIGNATURE_HEADER: sign(secret, timestamp, body),
+    }
+    try:
+        response = httpx.post(url, content=body, headers=headers, timeout=timeout)
+    except httpx.TimeoutException:
+        return SendOutcome(UNKNOWN, f"webhook gave no answer within {timeout:g}s")
+    except httpx.HTTPError as exc:
+        return SendOutcome(FAILED, f"webhook: {type(exc).__name__}")
+    if response.is_success:
+        return SendOutcome(SENT)
+    return SendOutcome(FAILED, f"webhook answered HTTP {response.status_code}")
+
+
+def send_wake_task(app: Any, name: str, payload: Mapping[str, Any]) -> SendOutcome:
+    try:
+        app.send_task(name, kwargs={"wake": dict(payload)})
+    except Exception as exc:  # the broker's many failure types all mean "not sent"
+        return SendOutcome(FAILED, f"send_task {name}: {type(exc).__name__}: {exc}"[:300])
+    return SendOutcome(SENT)

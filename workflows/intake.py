@@ -1,0 +1,115 @@
+"""Admitting an escalation request: the packet's checks plus the shape of what comes with it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from workflows.case import Option, parse_options
+from workflows.packet_checks import CheckResult, check_packet
+
+FINGERPRINT_KINDS = {"none": None, "git": "path", "file": "path", "http": "url"}
+REQUEST_KEYS = {"packet", "snapshot", "options", "wake"}
+SNAPSHOT_TEXT = ("verified", "proof", "checked_at")
+WAKE_KEYS = {"task", "webhook", "fallback_file"}
+
+
+@dataclass(frozen=True)
+class Admission:
+    """The verdict on a request: problems (refused when any), or the normalised parts."""
+
+    problems: tuple[str, ...]
+    check: CheckResult | None = None
+    packet: Mapping[str, Any] = field(default_factory=dict)
+    snapshot: Mapping[str, Any] = field(default_factory=dict)
+    options: tuple[Option, ...] = ()
+    wake: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def accepted(self) -> bool:
+        return not self.problems
+
+
+def _check_snapshot(raw: object, problems: list[str]) -> dict[str, Any]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        problems.append("snapshot: must be an object")
+        return {}
+    for key in SNAPSHOT_TEXT:
+        if key in raw and not isinstance(raw[key], str):
+            problems.append(f"snapshot.{key}: must be text")
+    ids = raw.get("scheduled_task_ids", [])
+    if not isinstance(ids, list) or not all(isinstance(i, str) and i for i in ids):
+        problems.append("snapshot.scheduled_task_ids: must be a list of task ids")
+    fingerprint = raw.get("fingerprint", {"kind": "none"})
+    if not isinstance(fingerprint, dict):
+        problems.append("snapshot.fingerprint: must be an object like {kind: git, path: .}")
+    elif (
+        not isinstance(fingerprint.get("kind"), str) or fingerprint["kind"] not in FINGERPRINT_KINDS
+    ):
+        valid = ", ".join(FINGERPRINT_KINDS)
+        problems.append(
+            f"snapshot.fingerprint.kind: {fingerprint.get('kind')!r} is not one of {valid}"
+        )
+    else:
+        needed = FINGERPRINT_KINDS[fingerprint["kind"]]
+        if needed and not (isinstance(fingerprint.get(needed), str) and fingerprint[needed]):
+            problems.append(
+                f"snapshot.fingerprint.{needed}: required for kind {fingerprint['kind']}"
+            )
+    return dict(raw)
+
+
+def _check_wake(raw: object, problems: list[str]) -> dict[str, Any]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        problems.append("wake: must be an object like {task: NAME, webhook: URL}")
+        return {}
+    for key in sorted(set(raw) - WAKE_KEYS):
+        problems.append(f"wake.{key}: unknown (use {', '.join(sorted(WAKE_KEYS))})")
+    for key in sorted(WAKE_KEYS & set(raw)):
+        if not isinstance(raw[key], str) or not raw[key].strip():
+            problems.append(f"wake.{key}: must be non-empty text")
+    webhook = raw.get("webhook")
+    if (
+        isinstance(webhook, str)
+        and webhook.strip()
+        and not webhook.startswith(("http://", "https://"))
+    ):
+        problems.append("wake.webhook: must be an http(s) URL")
+    return dict(raw)
+
+
+def admit(
+    request: object, *, find_secrets: Callable[..., Sequence[Any]] | None = None
+) -> Admission:
+    """Check a request `{packet, snapshot?, options?, wake?}`; refuse it with every problem."""
+    if not isinstance(request, dict):
+        return Admission(("request: must be an object with a packet",))
+    problems = [
+        f"{key}: unknown field (use packet, snapshot, options, wake)"
+        for key in sorted(set(request) - REQUEST_KEYS)
+    ]
+    check = check_packet(request.get("packet"), find_secrets=find_secrets)
+    problems += [
+        f"packet.{line}" if not line.startswith("packet ") else line for line in check.error_lines()
+    ]
+    snapshot = _check_snapshot(request.get("snapshot"), problems)
+    wake = _check_wake(request.get("wake"), problems)
+    options: tuple[Option, ...] = ()
+    try:
+        options = parse_options(request.get("options"))
+    except ValueError as exc:
+        problems.append(str(exc))
+    if find_secrets is not None:
+        for part in ("snapshot", "options", "wake"):
+            problems += [
+                f"{finding.field}: contains a secret ({finding.kind})"
+                for finding in find_secrets(request.get(part) or {}, path=part)
+            ]
+    if problems:
+        return Admission(tuple(problems), check)
+    return Admission((), check, dict(request["packet"]), snapshot, options, wake)

@@ -1,0 +1,383 @@
+"""The six stages (SPEC §3) as pure functions: state, design and `now` in, a decision out."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from models.design import SEVERITY_ORDER, Design
+from workflows.case import Case, Option
+from workflows.notifications import (
+    RouteFacts,
+    render_delivery_failure,
+    render_follow_up,
+    render_notification,
+)
+from workflows.packet_checks import check_packet
+from workflows.states import State, check_transition
+from workflows.vocabulary import CRITICAL_WAITING, Severity, TimeoutAction, WaitingBehavior
+
+# Stage names: the workers map each to its Celery task.
+SNAPSHOT, ROUTE, DELIVER, FOLLOW_UP, TIMEOUT, CLOSE = (
+    "snapshot",
+    "route",
+    "deliver",
+    "follow_up",
+    "timeout",
+    "close",
+)
+SYSTEM = "system"
+
+
+@dataclass(frozen=True)
+class EventSpec:
+    """An event row to append."""
+
+    kind: str
+    detail: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Outbound:
+    """A delivery (outbox row) to write before anything is sent."""
+
+    purpose: str  # notify, follow_up, wake_task, wake_webhook
+    channel: str  # apprise, celery, webhook
+    target: str
+    role: str = "primary"
+    title: str = ""
+    body: str = ""
+    payload: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class DecisionSpec:
+    """A decision to record; at most one per case, the database enforces it."""
+
+    option: str
+    value: str
+    resumes: bool
+    decided_by: str
+    channel: str
+    is_default: bool = False
+
+
+@dataclass(frozen=True)
+class StageResult:
+    """What a stage decided: the next state and everything to write with it."""
+
+    state: State
+    events: tuple[EventSpec, ...]
+    next_action_at: datetime | None = None
+    outbound: tuple[Outbound, ...] = ()
+    updates: Mapping[str, Any] = field(default_factory=dict)
+    decision: DecisionSpec | None = None
+    next_stage: str | None = None
+
+
+def route_facts(design: Design, case: Case) -> RouteFacts:
+    """The facts of the tier a case is routed to."""
+    severity = str(case.packet["severity"])
+    tier = design.tier(severity)
+    return RouteFacts(
+        severity=severity,
+        window=tier.window,
+        timeout=tier.timeout,
+        timeout_action=design.timeout_action(severity, str(case.packet["trigger_type"])).value,
+        waiting_behavior=str(case.packet.get("waiting_behavior")),
+        design=f"{design.name} v{design.version}",
+    )
+
+
+def record_snapshot(
+    case: Case,
+    *,
+    fingerprint: str | None,
+    probe_error: str | None,
+    revoked: Sequence[str],
+    now: datetime,
+) -> StageResult:
+    """Stage 1: persist the last verified good state and what was stopped."""
+    spec = dict(case.snapshot)
+    snapshot = {
+        **spec,
+        "fingerprint": {**dict(spec.get("fingerprint") or {"kind": "none"}), "value": fingerprint},
+        "recorded_at": now.isoformat(),
+        "revoked_task_ids": list(revoked),
+    }
+    if probe_error:
+        snapshot["probe_error"] = probe_error
+    detail = {
+        "verified": spec.get("verified"),
+        "fingerprint_kind": snapshot["fingerprint"].get("kind", "none"),
+        "fingerprint": fingerprint,
+        "revoked_task_ids": list(revoked),
+        **({"probe_error": probe_error} if probe_error else {}),
+    }
+    return StageResult(
+        state=check_transition(case.state, State.SNAPSHOTTED),
+        events=(EventSpec("snapshot_recorded", detail),),
+        updates={"snapshot": snapshot},
+        next_stage=ROUTE,
+    )
+
+
+def route_case(case: Case, design: Design, *, public_url: str, now: datetime) -> StageResult:
+    """Stage 2 and the routing half of 3: recheck the packet, pick the tier, queue sends."""
+    result = check_packet(dict(case.packet))
+    if not result.passed:
+        return StageResult(
+            state=check_transition(case.state, State.REFUSED),
+            events=(EventSpec("refused", {"errors": result.error_lines()}),),
+            updates={"problems": result.error_lines(), "packet": None},
+        )
+    facts = route_facts(design, case)
+    tier = design.tier(facts.severity)
+    notify = [
+        Outbound(
+            "notify",
+            "apprise",
+            tier.recipient.primary,
+            "primary",
+            *_message(render_notification(case, facts, public_url=public_url, at=now)),
+        )
+    ]
+    for tag in tier.recipient.copies:
+        message = render_notification(
+            case, facts, public_url=public_url, at=now, copy_for=tier.recipient.primary
+        )
+        notify.append(Outbound("notify", "apprise", tag, "copy", *_message(message)))
+    events = [EventSpec("validated", {"warnings": list(result.warnings)})]
+    if tier.waiting_behavior.value != facts.waiting_behavior:
+        events.append(
+            EventSpec(
+                "waiting_differs",
+                {"packet": facts.waiting_behavior, "design": tier.waiting_behavior.value},
+            )
+        )
+    events.append(
+        EventSpec(
+            "routed",
+            {
+                "severity": facts.severity,
+                "primary": tier.recipient.primary,
+                "copies": list(tier.recipient.copies),
+                "window_seconds": tier.window.total_seconds(),
+                "timeout_seconds": tier.timeout.total_seconds(),
+                "timeout_action": facts.timeout_action,
+                "design": facts.design,
+            },
+        )
+    )
+    return StageResult(
+        state=check_transition(case.state, State.AWAITING),
+        events=tuple(events),
+        next_action_at=now + tier.window,
+        outbound=tuple(notify),
+        updates={"routed_at": now},
+        next_stage=DELIVER,
+    )
+
+
+def follow_up(case: Case, design: Design, *, public_url: str, now: datetime) -> StageResult:
+    """Stage 4: the window passed undecided, so send exactly one follow-up."""
+    facts = route_facts(design, case)
+    tier = design.tier(facts.severity)
+    outbound = [
+        Outbound(
+            "follow_up",
+            "apprise",
+            tier.recipient.primary,
+            "primary",
+            *_message(render_follow_up(case, facts, public_url=public_url, at=now)),
+        )
+    ]
+    if tier.next_tier is not None:
+        next_primary = design.tier(tier.next_tier).recipient.primary
+        if next_primary != tier.recipient.primary:
+            message = render_follow_up(case, facts, public_url=public_url, at=now, next_tier=True)
+            outbound.append(
+                Outbound("follow_up", "apprise", next_primary, "next_tier", *_message(message))
+            )
+    routed_at = case.routed_at or now
+    return StageResult(
+        state=check_transition(case.state, State.FOLLOWED_UP),
+        events=(
+            EventSpec(
+                "followed_up",
+                {
+                    "cites": case.packet_id,
+                    "recipients": [item.target for item in outbound],
+                },
+            ),
+        ),
+        next_action_at=max(routed_at + tier.timeout, now),
+        outbound=tuple(outbound),
+        updates={"followed_up_at": now},
+        next_stage=DELIVER,
+    )
+
+
+def apply_timeout(case: Case, design: Design, *, now: datetime) -> StageResult:
+    """Stage 5: nobody decided in time, so the design's default becomes the decision."""
+    facts = route_facts(design, case)
+    action = TimeoutAction(facts.timeout_action)
+    decision = DecisionSpec(
+        option=action.value,
+        value=action.value,
+        resumes=action is not TimeoutAction.ABORT,
+        decided_by=f"{SYSTEM} (timeout default)",
+        channel=SYSTEM,
+        is_default=True,
+    )
+    return StageResult(
+        state=check_transition(case.state, State.DECIDED),
+        events=(
+            EventSpec(
+                "timeout_default",
+                {"action": action.value, "after_seconds": facts.timeout.total_seconds()},
+            ),
+        ),
+        updates={"decided_at": now},
+        decision=decision,
+        next_stage=CLOSE,
+    )
+
+
+def decide(
+    case: Case, option: Option, *, responder: str, channel: str, now: datetime
+) -> StageResult:
+    """A human's deciding reply: record it; the first one wins (the database enforces it)."""
+    decision = DecisionSpec(
+        option=option.label,
+        value=option.value,
+        resumes=option.resumes,
+        decided_by=responder,
+        channel=channel,
+    )
+    return StageResult(
+        state=check_transition(case.state, State.DECIDED),
+        events=(
+            EventSpec("decided", {"option": option.label, "by": responder, "channel": channel}),
+        ),
+        updates={"decided_at": now},
+        decision=decision,
+        next_stage=CLOSE,
+    )
+
+
+@dataclass(frozen=True)
+class Recheck:
+    """The resume-state recheck: did the world change under the case?"""
+
+    changed: bool | None  # None when there is nothing to compare
+    message: str
+
+
+def recheck(snapshot: Mapping[str, Any], current: str | None, probe_error: str | None) -> Recheck:
+    """Compare the snapshot's fingerprint with the one read now."""
+    fingerprint = snapshot.get("fingerprint") or {}
+    kind, before = fingerprint.get("kind", "none"), fingerprint.get("value")
+    where = fingerprint.get("path") or fingerprint.get("url") or ""
+    if kind == "none":
+        return Recheck(None, "no fingerprint was recorded; nothing to recheck")
+    if snapshot.get("probe_error"):
+        return Recheck(
+            True,
+            f"reconcile first: the snapshot could not read {kind} {where}: "
+            f"{snapshot['probe_error']}",
+        )
+    if probe_error:
+        return Recheck(True, f"reconcile first: could not re-read {kind} {where}: {probe_error}")
+    if before == current:
+        return Recheck(False, f"unchanged: {kind} {where} still {current}")
+    return Recheck(True, f"reconcile first: {kind} {where} changed from {before} to {current}")
+
+
+def close_case(
+    case: Case,
+    decision: DecisionSpec,
+    *,
+    current: str | None,
+    probe_error: str | None,
+    now: datetime,
+) -> StageResult:
+    """Stage 6: recheck the state, write the close entry and queue the wake-ups."""
+    checked = recheck(case.snapshot, current, probe_error)
+    if not decision.resumes:
+        outcome = "stop"
+    elif checked.changed:
+        outcome = "reconcile_first"
+    else:
+        outcome = "resume"
+    remaining = list(case.packet.get("remaining", []))
+    close = {
+        "option": decision.option,
+        "value": decision.value,
+        "decided_by": decision.decided_by,
+        "channel": decision.channel,
+        "is_default": decision.is_default,
+        "outcome": outcome,
+        "recheck": checked.message,
+        "resume_at": now.isoformat() if outcome != "stop" else None,
+        # The decision clears this one point only; on stop the remaining work is dropped.
+        "clears": case.packet.get("blocked_on"),
+        "work_discarded": remaining if outcome == "stop" else [],
+    }
+    payload = {
+        "escalation_id": case.id,
+        "run_id": case.run_id,
+        "packet_id": case.packet_id,
+        **close,
+    }
+    outbound = []
+    if isinstance(case.wake.get("task"), str):
+        outbound.append(Outbound("wake_task", "celery", case.wake["task"], payload=payload))
+    if isinstance(case.wake.get("webhook"), str):
+        outbound.append(Outbound("wake_webhook", "webhook", case.wake["webhook"], payload=payload))
+    return StageResult(
+        state=check_transition(case.state, State.CLOSED),
+        events=(EventSpec("closed", close),),
+        outbound=tuple(outbound),
+        updates={"closed_at": now, "outcome": outcome},
+        next_stage=DELIVER if outbound else None,
+    )
+
+
+def delivery_failure_packet(
+    case: Case, *, target: str, attempts: int, error: str
+) -> dict[str, Any] | None:
+    """The second packet that escalates an undeliverable first one; None if it is one itself."""
+    if case.cites_id is not None:
+        return None  # a failed failure-notice is recorded, never escalated again
+    packet = case.packet
+    severity = Severity(str(packet["severity"]))
+    higher = SEVERITY_ORDER[min(SEVERITY_ORDER.index(severity) + 1, len(SEVERITY_ORDER) - 1)]
+    waiting = WaitingBehavior(str(packet["waiting_behavior"]))
+    if higher is Severity.CRITICAL and waiting not in CRITICAL_WAITING:
+        waiting = WaitingBehavior.PAUSED
+    return {
+        "packet_id": f"{case.packet_id}-undelivered",
+        "run_id": case.run_id,
+        "task_summary": f"Get escalation {case.packet_id} in front of its decider.",
+        "severity": higher.value,
+        "trigger_type": "tool_failure",
+        "trigger_detail": render_delivery_failure(
+            case, target=target, attempts=attempts, error=error
+        ),
+        "attempted": [f"Sent to '{target}' {attempts} times with exponential backoff."],
+        "evidence": [{"kind": "log", "ref": f"escalation {case.id} events"}],
+        "completed": [],
+        "remaining": [f"Decide case {case.id}: {packet.get('requested_action')}"],
+        "blocked_on": f"The notification for packet {case.packet_id} could not be delivered.",
+        "requested_action": f"Answer case {case.id} yourself, or fix channel '{target}'.",
+        "recipient": str(packet.get("recipient")),
+        "waiting_behavior": waiting.value,
+        "resume_condition": f"A decision recorded on case {case.id}.",
+    }
+
+
+def _message(message: Any) -> tuple[str, str]:
+    return message.title, message.body
