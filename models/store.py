@@ -204,13 +204,25 @@ def due_escalations(
     return session.exec(statement).all()
 
 
-def due_deliveries(session: Session, *, now: datetime, limit: int = 100) -> Sequence[Delivery]:
-    """Outbox rows to (re)try: pending or failed and due, or sending with an expired lease."""
+def due_deliveries(
+    session: Session,
+    *,
+    now: datetime,
+    escalation_id: str | None = None,
+    pending_grace: timedelta = timedelta(0),
+    limit: int = 100,
+) -> Sequence[Delivery]:
+    """Outbox rows to (re)try: failed/unknown and due, pending for longer than `pending_grace`
+    (its own nudge looks lost), or sending with an expired lease."""
+    statement = select(Delivery)
+    if escalation_id is not None:
+        statement = statement.where(Delivery.escalation_id == escalation_id)
     statement = (
-        select(Delivery)
-        .where(
+        statement.where(
             or_(
-                col(Delivery.state).in_(("pending", "failed", "unknown"))
+                (col(Delivery.state) == "pending")
+                & (col(Delivery.next_attempt_at) <= now - pending_grace),
+                col(Delivery.state).in_(("failed", "unknown"))
                 & (col(Delivery.next_attempt_at) <= now),
                 (col(Delivery.state) == "sending") & (col(Delivery.lease_until) <= now),
             )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -54,13 +55,20 @@ class ChannelBook:
             if not config.add(str(config_path)):
                 raise ValueError(f"{config_path}: apprise cannot read this config")
             self._apprise.add(config)
+        # Measured: apprise's lazy config loading is not thread-safe (under a thread pool some
+        # find() calls came back empty), so resolve each tag once, under a lock.
+        self._lock = threading.Lock()
+        self._by_tag: dict[str, list[Channel]] = {}
 
     def channels(self, tag: str) -> list[Channel]:
         """Every service the tag selects, in config order."""
-        return [
-            Channel(tag, service.url(privacy=True), service)  # type: ignore[no-untyped-call]
-            for service in self._apprise.find(tag=tag)
-        ]
+        with self._lock:
+            if tag not in self._by_tag:
+                self._by_tag[tag] = [
+                    Channel(tag, service.url(privacy=True), service)  # type: ignore[no-untyped-call]
+                    for service in self._apprise.find(tag=tag)
+                ]
+            return list(self._by_tag[tag])
 
     def channel(self, tag: str, name: str) -> Channel | None:
         """The channel behind `tag` with this masked URL, if the config still has it."""
@@ -89,7 +97,8 @@ def dev_apprise_config(settings: Settings, tags: set[str]) -> Path:
 
 def _send_once(channel: Channel, title: str, body: str, timeout: float) -> SendOutcome:
     single = apprise.Apprise()
-    single.add(channel.service)
+    # A fresh plugin per send: threads sending at once share no plugin state.
+    single.add(channel.service.url())
     result = single.notify(body=body, title=title, timeout=timeout)
     if result.status == AppriseResultStatus.SUCCESS:
         return SendOutcome(SENT)

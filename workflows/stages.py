@@ -98,6 +98,7 @@ def record_snapshot(
     probe_error: str | None,
     revoked: Sequence[str],
     now: datetime,
+    revoke_error: str | None = None,
 ) -> StageResult:
     """Stage 1: persist the last verified good state and what was stopped."""
     spec = dict(case.snapshot)
@@ -109,12 +110,15 @@ def record_snapshot(
     }
     if probe_error:
         snapshot["probe_error"] = probe_error
+    if revoke_error:
+        snapshot["revoke_error"] = revoke_error
     detail = {
         "verified": spec.get("verified"),
         "fingerprint_kind": snapshot["fingerprint"].get("kind", "none"),
         "fingerprint": fingerprint,
         "revoked_task_ids": list(revoked),
         **({"probe_error": probe_error} if probe_error else {}),
+        **({"revoke_error": revoke_error} if revoke_error else {}),
     }
     return StageResult(
         state=check_transition(case.state, State.SNAPSHOTTED),
