@@ -13,14 +13,15 @@ REPO_EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 class Settings(BaseSettings):
     """Service settings; the defaults run everything embedded under `home`."""
 
-    model_config = SettingsConfigDict(env_prefix="ESCALATE_", extra="ignore")
+    # An empty variable means "unset", so compose files can offer ${ESCALATE_X:-}.
+    model_config = SettingsConfigDict(env_prefix="ESCALATE_", extra="ignore", env_ignore_empty=True)
 
     home: Path = Field(default=Path(".escalate"), description="State folder (SQLite, tokens).")
     database_url: str | None = Field(
         default=None, description="SQLAlchemy URL; default SQLite in `home`."
     )
     broker_url: str | None = Field(
-        default=None, description="Celery broker URL; default a SQLite broker in `home`."
+        default=None, description="Celery broker URL; default a broker folder in `home`."
     )
     design: Path | None = Field(default=None, description="Design record YAML (SPEC §2).")
     apprise_config: Path | None = Field(
@@ -60,7 +61,7 @@ class Settings(BaseSettings):
 
     @property
     def resolved_broker_url(self) -> str:
-        return self.broker_url or f"sqla+sqlite:///{(self.home / 'broker.sqlite').resolve()}"
+        return self.broker_url or "filesystem://"
 
     @property
     def resolved_public_url(self) -> str:
@@ -68,7 +69,11 @@ class Settings(BaseSettings):
 
     @property
     def embedded_broker(self) -> bool:
-        return self.resolved_broker_url.startswith("sqla+")
+        return self.resolved_broker_url.startswith("filesystem://")
+
+    @property
+    def broker_folder(self) -> Path:
+        return (self.home / "broker").resolve()
 
     @property
     def design_path(self) -> Path:

@@ -116,15 +116,16 @@ def _probe(spec: Any) -> tuple[str | None, str | None]:
         return None, str(exc)
 
 
-def _revoke(app: Any, task_ids: Sequence[str]) -> list[str]:
+def _revoke(app: Any, task_ids: Sequence[str]) -> tuple[list[str], str | None]:
+    """Revoke what the run scheduled; returns (revoked ids, why not when it failed)."""
     if not task_ids:
-        return []
+        return [], None
     try:
         app.control.revoke(list(task_ids))
-    except Exception as exc:
+    except Exception as exc:  # e.g. a broker without broadcast (the embedded SQLite one)
         log.warning("could not revoke %s: %s", task_ids, exc)
-        return []
-    return list(task_ids)
+        return [], f"{type(exc).__name__}: {exc}"[:300]
+    return list(task_ids), None
 
 
 @shared_task(name=names.ESCALATE, bind=True)
@@ -165,14 +166,19 @@ def snapshot(self: Any, escalation_id: str) -> None:
         spec = dict((row.snapshot or {}) if row else {})
     fingerprint = spec.get("fingerprint") or {}
     value, error = (fingerprint["value"], None) if "value" in fingerprint else _probe(fingerprint)
-    revoked = _revoke(self.app, spec.get("scheduled_task_ids", []))
+    revoked, revoke_error = _revoke(self.app, spec.get("scheduled_task_ids", []))
     finish(
         self.app,
         runtime,
         escalation_id,
         State.RECEIVED,
         lambda _s, row, now: stages.record_snapshot(
-            case_of(row), fingerprint=value, probe_error=error, revoked=revoked, now=now
+            case_of(row),
+            fingerprint=value,
+            probe_error=error,
+            revoked=revoked,
+            revoke_error=revoke_error,
+            now=now,
         ),
     )
 
@@ -272,9 +278,7 @@ def deliver(self: Any, escalation_id: str) -> None:
     """Send every due outbox row of a case; each claimed first, so a repeat sends nothing."""
     runtime = runtime_for(self.app)
     with transaction(runtime.engine) as session:
-        ids = [
-            d.id for d in due_deliveries(session, now=_now()) if d.escalation_id == escalation_id
-        ]
+        ids = [d.id for d in due_deliveries(session, now=_now(), escalation_id=escalation_id)]
     for delivery_id in ids:
         if delivery_id is not None:
             _deliver_one(self.app, runtime, delivery_id)
@@ -425,7 +429,10 @@ def sweep(self: Any) -> dict[str, int]:
                 )
             if session.execute(claim).rowcount == 1:  # type: ignore[attr-defined]
                 dispatched.append((STAGE_OF_STATE[state], row.id))
-        wanted = {d.escalation_id for d in due_deliveries(session, now=now)}
+        wanted = {
+            d.escalation_id
+            for d in due_deliveries(session, now=now, pending_grace=stall_after, limit=500)
+        }
     for stage, escalation_id in dispatched:
         nudge(self.app, stage, escalation_id)
     for escalation_id in sorted(wanted):

@@ -18,6 +18,7 @@ class Received:
     headers: dict[str, str]
     raw: bytes
     body: Any
+    at: float = field(default_factory=time.perf_counter)
 
 
 @dataclass
@@ -28,6 +29,8 @@ class HttpSink:
     received: list[Received] = field(default_factory=list)
     scripted: dict[str, deque[tuple[int, float, str]]] = field(default_factory=dict)
     values: dict[str, str] = field(default_factory=dict)
+    get_delays: dict[str, deque[float]] = field(default_factory=dict)
+    gets: list[str] = field(default_factory=list)
     changed: threading.Condition = field(default_factory=threading.Condition)
 
     @property
@@ -37,6 +40,19 @@ class HttpSink:
     def script(self, path: str, *responses: tuple[int, float]) -> None:
         """The next responses for `path`: (status, seconds to wait before answering)."""
         self.scripted.setdefault(path, deque()).extend((s, d, "") for s, d in responses)
+
+    def delay_gets(self, path: str, *delays: float) -> None:
+        """Hold the next GETs of `path` for these many seconds each (a hanging probe)."""
+        self.get_delays.setdefault(path, deque()).extend(delays)
+
+    def wait_for_get(self, path: str, count: int = 1, timeout: float = 20) -> None:
+        deadline = time.monotonic() + timeout
+        with self.changed:
+            while self.gets.count(path) < count:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise AssertionError(f"no GET {path} (x{count}); got {self.gets}")
+                self.changed.wait(left)
 
     def posts(self, path: str | None = None) -> list[Received]:
         with self.changed:
@@ -66,6 +82,12 @@ def start_sink() -> HttpSink:
             self.wfile.write(payload)
 
         def do_GET(self) -> None:  # the HTTP fingerprint probe reads values here
+            with sink.changed:
+                sink.gets.append(self.path)
+                sink.changed.notify_all()
+            delays = sink.get_delays.get(self.path)
+            if delays:
+                time.sleep(delays.popleft())
             self._answer(200, sink.values.get(self.path, ""))
 
         def do_POST(self) -> None:

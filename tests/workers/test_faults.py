@@ -1,0 +1,214 @@
+"""Faults the workflow must survive (SPEC §3, §9): lost messages, killed workers, poison."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlmodel import Session
+
+from models.db import make_engine
+from models.migrate import upgrade
+from models.settings import Settings
+from models.tables import Escalation
+from tests.support.sink import HttpSink
+from tests.workers.conftest import Harness
+from workers.answers import answer
+from workers.intake import accept
+from workers.runtime import runtime_for
+from workflows.examples import valid_packet
+
+
+def packet(packet_id: str, **changes: Any) -> dict[str, Any]:
+    return {**valid_packet(), "packet_id": packet_id, **changes}
+
+
+def test_the_sweeper_redrives_a_case_whose_message_was_lost(service: Harness) -> None:
+    # Given a case stored as accepted whose first nudge never reached the broker
+    accepted = accept(runtime_for(service.app), {"packet": packet("esc-lost-1")})
+    assert accepted.created and accepted.state == "received"
+    # When nothing but the sweeper runs
+    # Then it is re-driven: snapshot, routing, notification
+    service.sink.wait_for(lambda got: any(r.path == "/ops" for r in got))
+    service.in_state(accepted.id, "awaiting", "followed_up", "decided", "closed")
+    assert service.events(accepted.id, "snapshot_recorded")
+
+
+def test_a_stage_that_keeps_failing_is_parked_in_dead_letter(service: Harness) -> None:
+    # Given a case whose frozen design was corrupted after intake: routing raises every time
+    runtime = runtime_for(service.app)
+    accepted = accept(runtime, {"packet": packet("esc-poison-1")})
+    with Session(service.engine) as session:
+        row = session.get(Escalation, accepted.id)
+        assert row is not None
+        row.design = {"name": "broken"}
+        session.add(row)
+        session.commit()
+    # When the sweeper keeps re-driving it
+    parked = service.in_state(accepted.id, "dead_letter", timeout=30)
+    # Then it is parked, visibly, after the attempt limit, not looped forever
+    [event] = service.events(accepted.id, "dead_lettered")
+    assert event.detail == {
+        "stuck_in": "snapshotted",
+        "attempts": service.settings.max_stage_attempts,
+    }
+    assert parked.next_action_at is None
+    assert service.sink.posts("/ops") == []
+
+
+def test_a_changed_fingerprint_says_reconcile_first(service: Harness, tmp_path: Path) -> None:
+    # Given a run whose last good state is a file
+    state_file = tmp_path / "state.json"
+    state_file.write_text('{"rows": 117}')
+    service.send(
+        packet("esc-fp-1"),
+        snapshot={
+            "verified": "117 rows loaded",
+            "fingerprint": {"kind": "file", "path": str(state_file)},
+        },
+    )
+    case = service.case("run-8842", "esc-fp-1")
+    service.in_state(case.id, "awaiting")
+    # When the world changes under the waiting case, then someone decides
+    state_file.write_text('{"rows": 118}')
+    answer(runtime_for(service.app), case.id, option="approve", responder="ana", channel="test")
+    # Then the close entry says reconcile first, and what changed
+    closed = service.in_state(case.id, "closed")
+    assert closed.outcome == "reconcile_first"
+    [close] = service.events(case.id, "closed")
+    assert close.detail["recheck"].startswith("reconcile first: file")
+    assert "changed from sha256:" in close.detail["recheck"]
+
+
+def test_scheduled_tasks_of_the_run_are_revoked_and_recorded(service: Harness) -> None:
+    # Given the run registered a repeating action: a task due in two seconds
+    scheduled = service.app.send_task(
+        "test.woken", kwargs={"wake": {"from": "schedule"}}, countdown=4
+    )
+    # When it escalates naming that task id
+    service.send(packet("esc-revoke-1"), snapshot={"scheduled_task_ids": [scheduled.id]})
+    case = service.case("run-8842", "esc-revoke-1")
+    service.in_state(case.id, "awaiting")
+    [event] = service.events(case.id, "snapshot_recorded")
+    # Then the snapshot records the revocation
+    assert event.detail["revoked_task_ids"] == [scheduled.id]
+    if service.settings.embedded_broker:
+        # The folder broker's broadcast is best effort (seen to miss in the test worker):
+        # the revoke is sent and recorded; that the task never runs is proven on Redis.
+        return
+    # And the task never runs
+    marker = service.app.send_task("test.woken", kwargs={"wake": {"from": "marker"}}, countdown=5)
+    service.wait(lambda _s: service.woken.payloads, timeout=20, what="the later marker task")
+    assert [p["from"] for p in service.woken.payloads] == ["marker"], marker.id
+
+
+# --- A real prefork worker process whose child is killed mid-stage ---------------------------
+
+
+def settings_env(settings: Settings) -> dict[str, str]:
+    env = dict(os.environ)
+    for name, value in settings.model_dump(exclude_none=True).items():
+        env[f"ESCALATE_{name.upper()}"] = str(value)
+    return env
+
+
+def children_of(pid: int) -> list[int]:
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        text = (task / "children").read_text().split()
+        found += [int(child) for child in text]
+    return found
+
+
+@pytest.fixture
+def prefork_worker(settings: Settings) -> Iterator[subprocess.Popen[bytes]]:
+    upgrade(settings)
+    worker = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "workers.celery_app",
+            "worker",
+            "--pool",
+            "prefork",
+            "--concurrency",
+            "1",
+            "--without-mingle",
+            "--without-gossip",
+            "--without-heartbeat",
+            "--loglevel",
+            "warning",
+        ],
+        env=settings_env(settings),
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    yield worker
+    worker.send_signal(signal.SIGTERM)
+    try:
+        worker.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        worker.kill()
+        worker.wait()
+
+
+# Prefork workers are the production shape, on Redis. The embedded SQLite broker is run by
+# `escalate serve` with a thread pool; its crash case (kill -9 of serve) is in tests/api.
+@pytest.mark.parametrize("backend", ["redis-postgres"], indirect=True)
+def test_a_worker_child_killed_mid_stage_still_closes_the_case(
+    settings: Settings,
+    sink: HttpSink,
+    prefork_worker: subprocess.Popen[bytes],
+    celery_app: Any,
+    beat: Any,
+) -> None:
+    agent = celery_app  # beat runs here; the only worker is the prefork process
+    engine = make_engine(settings)
+    # Given a snapshot whose probe hangs on its first read (the stage is mid-flight)
+    sink.values["/state"] = "v1"
+    sink.delay_gets("/state", 60)
+    agent.send_task(
+        "escalation.escalate",
+        kwargs={
+            "packet": packet("esc-kill-1"),
+            "snapshot": {"fingerprint": {"kind": "http", "url": f"{sink.url}/state"}},
+        },
+    )
+    sink.wait_for_get("/state")
+    # When the worker child running it is killed outright
+    [child] = children_of(prefork_worker.pid)
+    os.kill(child, signal.SIGKILL)
+    # Then the stage runs again (redelivered, or re-driven by the sweeper) and the case goes on
+    sink.wait_for(lambda got: any(r.path == "/ops" for r in got), timeout=60)
+    with Session(engine) as session:
+        from sqlmodel import select
+
+        row = session.exec(select(Escalation).where(Escalation.packet_id == "esc-kill-1")).one()
+    deadline = time.monotonic() + 30
+    while True:
+        with Session(engine) as session:
+            state = session.get(Escalation, row.id).state  # type: ignore[union-attr]
+        if state in ("awaiting", "followed_up") or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    decided = answer(runtime_for(agent), row.id, option="approve", responder="ana", channel="test")
+    assert decided.decided or decided.outcome == "superseded"  # a timeout default may win
+    deadline = time.monotonic() + 30
+    while True:
+        with Session(engine) as session:
+            closed = session.get(Escalation, row.id)
+            assert closed is not None
+        if closed.state == "closed" or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    assert closed.state == "closed"
+    assert closed.snapshot and closed.snapshot["fingerprint"]["value"] == "v1"
+    engine.dispose()
