@@ -1,0 +1,144 @@
+"""`escalate serve` on the embedded defaults: kill -9 and a restart lose nothing (SPEC §9)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from api.client import Escalations
+from tests.support.sink import HttpSink
+from tests.workers.conftest import DESIGN, write_apprise_config
+from workflows.examples import valid_packet
+
+ESCALATE = str(Path(sys.executable).parent / "escalate")
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+class Server:
+    """One `escalate serve` process tree, started and killed as a user would."""
+
+    def __init__(self, home: Path, env: dict[str, str]) -> None:
+        self.home, self.env = home, env
+        self.url = f"http://127.0.0.1:{env['ESCALATE_PORT']}"
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        self.process = subprocess.Popen(
+            [ESCALATE, "serve"], env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"{self.url}/healthz", timeout=1).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            assert self.process.poll() is None, "serve exited during start"
+            time.sleep(0.1)
+        raise AssertionError("serve did not answer /healthz within 30s")
+
+    def kill9(self) -> None:
+        assert self.process is not None
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait()
+        # The children die with it (no orphan worker beside the restart): the port frees.
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            try:
+                httpx.get(f"{self.url}/healthz", timeout=0.5)
+            except httpx.HTTPError:
+                return
+            time.sleep(0.1)
+        raise AssertionError("the API outlived a kill -9 of serve")
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+
+    def client(self) -> Escalations:
+        tokens = json.loads((self.home / "tokens.json").read_text())
+        return Escalations(self.url, tokens["admin"])
+
+
+@pytest.fixture
+def server(tmp_path: Path, sink: HttpSink) -> Iterator[Server]:
+    home = tmp_path / "home"
+    env = {
+        **os.environ,
+        "ESCALATE_HOME": str(home),
+        "ESCALATE_PORT": str(free_port()),
+        "ESCALATE_DESIGN": str(DESIGN),
+        "ESCALATE_APPRISE_CONFIG": str(write_apprise_config(tmp_path / "apprise.yaml", sink)),
+        "ESCALATE_SWEEP_INTERVAL": "0.25",
+        "ESCALATE_STALL_AFTER": "1",
+    }
+    for name in ("ESCALATE_DATABASE_URL", "ESCALATE_BROKER_URL", "ESCALATE_API_TOKENS"):
+        env.pop(name, None)  # the embedded defaults, whatever the caller's shell says
+    running = Server(home, env)
+    yield running
+    running.stop()
+
+
+def wait_for(client: Escalations, escalation_id: str, *states: str) -> dict[str, Any]:
+    deadline = time.monotonic() + 30
+    while True:
+        case = client.get(escalation_id)
+        if case["state"] in states:
+            return case
+        assert time.monotonic() < deadline, f"{escalation_id} stuck in {case['state']}"
+        time.sleep(0.1)
+
+
+def test_kill_9_right_after_intake_loses_nothing(server: Server, sink: HttpSink) -> None:
+    # Given a case accepted by the API
+    server.start()
+    created = server.client().raise_(
+        {**valid_packet(), "packet_id": "esc-serve-1"}, options=["approve", "deny"]
+    )
+    assert created["created"]
+    # When serve is killed outright before the workflow could finish, then restarted
+    server.kill9()
+    server.start()
+    client = server.client()
+    # Then the case still walks to a notification, takes an answer and closes
+    wait_for(client, created["id"], "awaiting", "followed_up")
+    sink.wait_for(lambda got: any(r.path == "/ops" for r in got))
+    answer = client.reply(created["id"], option="approve", sender="ana")
+    assert answer["outcome"] == "decided"
+    closed = wait_for(client, created["id"], "closed")
+    assert closed["outcome"] == "resume" and closed["decision"]["decided_by"] == "ana"
+
+
+def test_kill_9_while_waiting_keeps_the_case_and_its_deadline(
+    server: Server, sink: HttpSink
+) -> None:
+    server.start()
+    created = server.client().raise_({**valid_packet(), "packet_id": "esc-serve-2"})
+    wait_for(server.client(), created["id"], "awaiting")
+    server.kill9()
+    server.start()
+    # The window and timeout kept running in SQL: follow-up, then the default, then close
+    closed = wait_for(server.client(), created["id"], "closed")
+    assert closed["decision"]["is_default"] is True
+    follow_ups = [r for r in sink.posts("/ops") if "follow-up" in r.body["title"]]
+    assert len(follow_ups) == 1
