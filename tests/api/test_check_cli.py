@@ -526,3 +526,30 @@ def test_given_a_fresh_interpreter_when_check_runs_then_no_service_stack_is_impo
     assert "verdict: PASS" in done.stdout
     assert "exit 0" in done.stderr
     assert done.stdout.splitlines()[-1] == "loaded:", done.stdout
+
+
+CONSOLE_PROBE = f"""
+import sys
+sys.argv = ["escalate", "check", "--make-valid"]
+from api.entry import main
+try:
+    main()
+except SystemExit as stop:
+    print("exit", stop.code, file=sys.stderr)
+print("loaded:" + ",".join(n for n in {(*HEAVY, "typer", "pydantic")!r} if n in sys.modules))
+"""
+
+
+def test_given_the_console_script_when_check_runs_then_not_even_typer_is_imported() -> None:
+    # Given the entry point the `escalate` script calls / When it runs `check`
+    done = subprocess.run(
+        [sys.executable, "-c", CONSOLE_PROBE],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    # Then it took the fast path: no CLI framework, no validation library, no service stack
+    assert "exit 0" in done.stderr, done.stderr
+    assert "verdict: PASS" in done.stdout
+    assert done.stdout.splitlines()[-1] == "loaded:", done.stdout
