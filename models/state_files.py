@@ -5,31 +5,37 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import tempfile
 from pathlib import Path
 
 
-def _write_private(path: Path, text: str) -> None:
+def _create_once(path: Path, text: str) -> str:
+    """Write `text` to `path` unless it exists; return what the file holds either way.
+
+    The file is filled under a unique name and linked into place, which fails if another
+    process got there first: every process then reads the one winner.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_suffix(".tmp")
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    os.replace(temporary, path)  # atomic: two processes starting at once agree on one value
+    if not path.exists():
+        fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:  # mkstemp makes it 0600
+                handle.write(text)
+            os.link(temporary, path)
+        except FileExistsError:
+            pass
+        finally:
+            os.unlink(temporary)
+    return path.read_text(encoding="utf-8")
 
 
 def webhook_secret(home: Path) -> str:
     """The key that signs wake-up webhooks; made on first use."""
-    path = home / "webhook-secret"
-    if not path.exists():
-        _write_private(path, secrets.token_urlsafe(32))
-    return path.read_text(encoding="utf-8").strip()
+    return _create_once(home / "webhook-secret", secrets.token_urlsafe(32)).strip()
 
 
 def api_tokens(home: Path) -> dict[str, str]:
     """Generated bearer tokens by role (agent, operator, admin); made on first use."""
-    path = home / "tokens.json"
-    if not path.exists():
-        tokens = {role: secrets.token_urlsafe(24) for role in ("agent", "operator", "admin")}
-        _write_private(path, json.dumps(tokens, indent=2))
-    loaded: dict[str, str] = json.loads(path.read_text(encoding="utf-8"))
+    tokens = {role: secrets.token_urlsafe(24) for role in ("agent", "operator", "admin")}
+    loaded: dict[str, str] = json.loads(_create_once(home / "tokens.json", json.dumps(tokens)))
     return loaded

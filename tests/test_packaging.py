@@ -15,3 +15,33 @@ def test_package_imports_from_this_repo(name: str) -> None:
     module = importlib.import_module(name)
     assert module.__file__ is not None
     assert Path(module.__file__).resolve().parent == REPO / name
+
+
+def test_the_wheel_carries_the_migrations(tmp_path: Path) -> None:
+    # Given a plain (non-editable) build, as a container or `pip install agent-escalation` gets
+    import subprocess
+    import sys
+    import zipfile
+
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(tmp_path),
+            str(REPO),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    [wheel] = tmp_path.glob("agent_escalation-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    # Then `escalate migrate` has what Alembic needs
+    assert "models/migrations/env.py" in names
+    assert "models/migrations/script.py.mako" in names
+    assert any(n.startswith("models/migrations/versions/0001_") for n in names)
