@@ -18,11 +18,19 @@ def test_package_imports_from_this_repo(name: str) -> None:
 
 
 def test_the_wheel_carries_the_migrations(tmp_path: Path) -> None:
-    # Given a plain (non-editable) build, as a container or `pip install agent-escalation` gets
+    # Given a plain (non-editable) build, as a container or `pip install agent-escalation` gets;
+    # built from a copy so setuptools' build/ folder never lands in (or stales) the checkout
+    import shutil
     import subprocess
     import sys
     import zipfile
 
+    source = tmp_path / "src"
+    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info")
+    for name in ("models", "workflows", "workers", "api"):
+        shutil.copytree(REPO / name, source / name, ignore=ignore)
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(REPO / name, source / name)
     subprocess.run(
         [
             sys.executable,
@@ -33,13 +41,13 @@ def test_the_wheel_carries_the_migrations(tmp_path: Path) -> None:
             "--no-build-isolation",
             "-q",
             "-w",
-            str(tmp_path),
-            str(REPO),
+            str(tmp_path / "dist"),
+            str(source),
         ],
         check=True,
         capture_output=True,
     )
-    [wheel] = tmp_path.glob("agent_escalation-*.whl")
+    [wheel] = (tmp_path / "dist").glob("agent_escalation-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     # Then `escalate migrate` has what Alembic needs
     assert "models/migrations/env.py" in names
