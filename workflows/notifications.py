@@ -87,7 +87,7 @@ def render_notification(
         "How to answer:",
         f"- reply: escalate reply {case.id} {answer}",
         f'- or POST {public_url}/v1/escalations/{case.id}/replies {{"option": "{answer}"}}',
-        f"- dashboard: {public_url}/v1/escalations/{case.id}",
+        f"- details: GET {public_url}/v1/escalations/{case.id} (operator token)",
         "",
         f"While waiting the run is {route.waiting_behavior}. If nobody decides within "
         f"{format_duration(route.timeout)}, the default applies: {route.timeout_action}.",

@@ -187,13 +187,13 @@ def test_the_default_options_are_listed_with_their_descriptions() -> None:
     ]
 
 
-def test_how_to_answer_names_the_case_by_reply_link_and_dashboard() -> None:
+def test_how_to_answer_names_the_case_by_reply_post_and_details() -> None:
     body = render().body.splitlines()
     start = body.index("How to answer:")
     assert body[start + 1 : start + 4] == [
         f"- reply: escalate reply {CASE_ID} approve",
         f'- or POST {PUBLIC_URL}/v1/escalations/{CASE_ID}/replies {{"option": "approve"}}',
-        f"- dashboard: {PUBLIC_URL}/v1/escalations/{CASE_ID}",
+        f"- details: GET {PUBLIC_URL}/v1/escalations/{CASE_ID} (operator token)",
     ]
 
 
