@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Mapping, Sequence
+from dataclasses import asdict
+from dataclasses import fields as dataclass_fields
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -79,21 +81,9 @@ def apply_result(
     session.add(row)
     for event in result.events:
         add_event(session, row, event.kind, event.detail, now=now)
-    for item in result.outbound:
-        session.add(
-            Delivery(
-                escalation_id=row.id,
-                purpose=item.purpose,
-                channel=item.channel,
-                target=item.target,
-                role=item.role,
-                title=item.title,
-                body=item.body,
-                payload=dict(item.payload),
-                next_attempt_at=now,
-                created_at=now,
-            )
-        )
+    for item in result.outbound:  # Outbound's fields are the outbox row's columns
+        fields = {**asdict(item), "payload": dict(item.payload)}
+        session.add(Delivery(escalation_id=row.id, **fields, next_attempt_at=now, created_at=now))
     if result.decision is not None:
         session.add(decision_row(row.id, result.decision, now=now, reply_id=reply_id))
 
@@ -101,17 +91,7 @@ def apply_result(
 def decision_row(
     escalation_id: str, spec: DecisionSpec, *, now: datetime, reply_id: int | None = None
 ) -> Decision:
-    return Decision(
-        escalation_id=escalation_id,
-        option=spec.option,
-        value=spec.value,
-        resumes=spec.resumes,
-        decided_by=spec.decided_by,
-        channel=spec.channel,
-        is_default=spec.is_default,
-        reply_id=reply_id,
-        at=now,
-    )
+    return Decision(escalation_id=escalation_id, **asdict(spec), reply_id=reply_id, at=now)
 
 
 def decision_of(session: Session, escalation_id: str) -> Decision | None:
@@ -120,12 +100,7 @@ def decision_of(session: Session, escalation_id: str) -> Decision | None:
 
 def decision_spec(decision: Decision) -> DecisionSpec:
     return DecisionSpec(
-        option=decision.option,
-        value=decision.value,
-        resumes=decision.resumes,
-        decided_by=decision.decided_by,
-        channel=decision.channel,
-        is_default=decision.is_default,
+        **{f.name: getattr(decision, f.name) for f in dataclass_fields(DecisionSpec)}
     )
 
 

@@ -35,6 +35,7 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         # A folder of message files: no server, several processes on one host, fanout (so
         # revokes work). Measured 8x the task rate of kombu's SQLite transport under load.
         folder = settings.broker_folder
+        config["broker_transport"] = "workers.embedded_broker:Transport"
         config["broker_transport_options"] = {
             "data_folder_in": str(folder / "queue"),
             "data_folder_out": str(folder / "queue"),

@@ -13,7 +13,7 @@ from celery import shared_task
 from sqlmodel import Session, col, select, update
 
 from models.db import transaction
-from models.design import parse_design
+from models.design import Design, parse_design
 from models.store import (
     add_event,
     apply_result,
@@ -107,6 +107,11 @@ def finish(app: Any, runtime: Runtime, escalation_id: str, expected: State, deci
             return
         apply_result(session, row, result, now=now)
     nudge(app, result.next_stage, escalation_id)
+
+
+def design_of(row: Escalation) -> Design:
+    """The design the case was routed with, frozen at intake."""
+    return parse_design(row.design, source=f"escalation {row.id}")
 
 
 def _probe(spec: Any) -> tuple[str | None, str | None]:
@@ -209,7 +214,7 @@ def route(self: Any, escalation_id: str) -> None:
         return
 
     def decide(_session: Session, row: Escalation, now: datetime) -> StageResult:
-        design = parse_design(row.design, source=f"escalation {row.id}")
+        design = design_of(row)
         result = stages.route_case(
             case_of(row), design, public_url=runtime.settings.resolved_public_url, now=now
         )
@@ -226,7 +231,7 @@ def follow_up(self: Any, escalation_id: str) -> None:
         return
 
     def decide(_session: Session, row: Escalation, now: datetime) -> StageResult:
-        design = parse_design(row.design, source=f"escalation {row.id}")
+        design = design_of(row)
         result = stages.follow_up(
             case_of(row), design, public_url=runtime.settings.resolved_public_url, now=now
         )
@@ -245,7 +250,7 @@ def apply_timeout(self: Any, escalation_id: str) -> None:
     def decide(session: Session, row: Escalation, now: datetime) -> StageResult | None:
         if decision_of(session, row.id) is not None:
             return None  # a late answer got in first; it wins
-        design = parse_design(row.design, source=f"escalation {row.id}")
+        design = design_of(row)
         return stages.apply_timeout(case_of(row), design, now=now)
 
     finish(self.app, runtime, escalation_id, State.FOLLOWED_UP, decide)

@@ -1,0 +1,91 @@
+"""The embedded broker hands a consumer whole messages while another publisher writes."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from pathlib import Path
+from queue import Empty
+from typing import Any
+
+import pytest
+from kombu import Connection
+
+from workers import embedded_broker
+from workers.embedded_broker import Transport
+
+MESSAGES = 40
+PAD = "x" * 4_000_000  # big enough that a write takes a while
+
+
+def exchange_messages(folder: Path, transport: Any) -> tuple[list[int], list[BaseException]]:
+    options = {"data_folder_in": str(folder), "data_folder_out": str(folder)}
+    received: list[int] = []
+    errors: list[BaseException] = []
+
+    def publish() -> None:
+        with Connection("filesystem://", transport=transport, transport_options=options) as conn:
+            queue = conn.SimpleQueue("q")
+            for index in range(MESSAGES):
+                queue.put({"index": index, "pad": PAD})
+
+    def consume() -> None:
+        with Connection("filesystem://", transport=transport, transport_options=options) as conn:
+            queue = conn.SimpleQueue("q")
+            try:
+                while len(received) < MESSAGES:
+                    message = queue.get(timeout=10)
+                    received.append(message.payload["index"])
+                    message.ack()
+            except BaseException as exc:
+                errors.append(exc)
+
+    threads = [threading.Thread(target=publish), threading.Thread(target=consume)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    return received, errors
+
+
+def test_a_consumer_never_reads_a_half_written_message(tmp_path: Path) -> None:
+    received, errors = exchange_messages(tmp_path, Transport)
+    assert errors == []
+    assert sorted(received) == list(range(MESSAGES))
+
+
+def test_a_message_still_being_written_is_invisible_to_a_consumer(tmp_path: Path) -> None:
+    # Given a file a publisher is still writing: with our transport it has the partial name
+    options = {"data_folder_in": str(tmp_path), "data_folder_out": str(tmp_path)}
+    (tmp_path / ".1_abc.q.msg.partial").write_bytes(b'{"body": "trunc')
+    # When a consumer looks for work / Then it sees none, rather than a broken message
+    with (
+        Connection("filesystem://", transport=Transport, transport_options=options) as conn,
+        pytest.raises(Empty),
+    ):
+        conn.default_channel._get("q")
+
+
+def test_the_queue_name_appears_only_once_the_message_is_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a watch on the moment the message file gets its queue name
+    seen: list[tuple[list[str], bytes]] = []
+    real_replace = os.replace
+
+    def watching(source: str, target: str) -> None:
+        seen.append((sorted(p.name for p in tmp_path.iterdir()), Path(source).read_bytes()))
+        real_replace(source, target)
+
+    monkeypatch.setattr(embedded_broker.os, "replace", watching)
+    options = {"data_folder_in": str(tmp_path), "data_folder_out": str(tmp_path)}
+    # When a message is published
+    with Connection("filesystem://", transport=Transport, transport_options=options) as conn:
+        conn.SimpleQueue("q").put({"index": 1})
+    # Then before the rename no consumer-visible file existed, and the content was whole
+    [(names_before, content)] = seen
+    assert not any(name.endswith(".q.msg") for name in names_before)
+    assert json.loads(content)["body"]
+    [written] = list(tmp_path.iterdir())
+    assert written.name.endswith(".q.msg")
