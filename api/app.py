@@ -14,6 +14,7 @@ from fastapi.responses import JSONResponse
 from sqlalchemy import text
 from sqlmodel import Session, col, select
 
+from api.answer_routes import answer_router
 from api.auth import load_tokens, require
 from api.views import escalation_detail, escalation_summary, event_json, reply_json
 from models.migrate import upgrade
@@ -64,6 +65,8 @@ def create_app(settings: Settings, *, migrate: bool = True) -> FastAPI:
         if isinstance(exc, PacketRefused):
             return JSONResponse({"detail": "packet refused", "errors": exc.problems}, code)
         return JSONResponse({"detail": str(exc)}, code)
+
+    app.include_router(answer_router(runtime))
 
     @app.get("/healthz")
     def healthz(db: Db) -> dict[str, Any]:

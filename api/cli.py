@@ -122,6 +122,11 @@ def serve() -> None:
             "tokens (generated, also in tokens.json): "
             + ", ".join(f"{role}={token}" for role, token in sorted(tokens.items()))
         )
+    if settings.public_url is None:
+        typer.echo(
+            f"warning: ESCALATE_PUBLIC_URL is not set: answer links in notifications "
+            f"point at {settings.resolved_public_url}, which only this machine can open"
+        )
     if settings.apprise_config is None:
         typer.echo(
             "channels: none configured (ESCALATE_APPRISE_CONFIG); notifications go to "

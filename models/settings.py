@@ -33,6 +33,12 @@ class Settings(BaseSettings):
     webhook_secret: str | None = Field(
         default=None, description="Key that signs wake-up webhooks; generated into `home`."
     )
+    answer_key: str | None = Field(
+        default=None, description="Key for reply tokens and answer links; generated into `home`."
+    )
+    link_max_age: float = Field(
+        default=7 * 86400, gt=0, description="Seconds an answer link stays valid."
+    )
     public_url: str | None = Field(
         default=None, description="Base URL people open; default http://host:port."
     )

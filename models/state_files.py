@@ -29,6 +29,11 @@ def _create_once(path: Path, text: str) -> str:
     return path.read_text(encoding="utf-8")
 
 
+def answer_key(home: Path) -> str:
+    """The key that derives correlation tokens and signs answer links; made on first use."""
+    return _create_once(home / "answer-key", secrets.token_urlsafe(32)).strip()
+
+
 def webhook_secret(home: Path) -> str:
     """The key that signs wake-up webhooks; made on first use."""
     return _create_once(home / "webhook-secret", secrets.token_urlsafe(32)).strip()

@@ -38,6 +38,8 @@ class Escalation(SQLModel, table=True):
     wake: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON))
     design: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
     design_hash: str | None = Field(default=None, max_length=64)
+    # sha256 of the correlation token (workers/answering.py); the token is never stored.
+    reply_token_hash: str | None = Field(default=None, max_length=64, unique=True, index=True)
     problems: list[str] = Field(default_factory=list, sa_column=Column(JSON))
     cites_id: str | None = Field(default=None, max_length=32)
     outcome: str | None = Field(default=None, max_length=32)

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy.exc import IntegrityError
-from sqlmodel import Session
+from sqlmodel import Session, select
 
 from models.db import transaction
 from models.store import (
@@ -19,6 +19,7 @@ from models.store import (
     record_reply,
 )
 from models.tables import Decision, Escalation
+from workers.answering import token_hash
 from workers.runtime import Runtime
 from workers.tasks import nudge
 from workflows import stages
@@ -210,3 +211,20 @@ def _record_superseded(
             now=now,
         )
         return _superseded(row, decision_of(session, escalation_id))
+
+
+TOKEN_GRACE = timedelta(days=1)  # late replies are still told what was decided
+
+
+def find_by_token(runtime: Runtime, token: str) -> str | None:
+    """The case a correlation token belongs to, while it is open or recently closed."""
+    digest = token_hash(token)
+    now = datetime.now(UTC)
+    with transaction(runtime.engine) as session:
+        row = session.exec(select(Escalation).where(Escalation.reply_token_hash == digest)).first()
+        if row is None:
+            return None
+        closed = as_utc(row.closed_at)
+        if closed is not None and now > closed + TOKEN_GRACE:
+            return None  # expired: the same answer as unknown
+        return row.id

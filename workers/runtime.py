@@ -41,6 +41,10 @@ class Runtime:
         return ChannelBook(config)
 
     @cached_property
+    def answer_key(self) -> str:
+        return self.settings.answer_key or state_files.answer_key(self.settings.home)
+
+    @cached_property
     def webhook_secret(self) -> str:
         return self.settings.webhook_secret or state_files.webhook_secret(self.settings.home)
 

@@ -27,6 +27,7 @@ from models.store import (
 )
 from models.tables import Delivery, Escalation
 from workers import channels, names
+from workers.answering import answer_links, reply_token, token_hash
 from workers.intake import accept
 from workers.probes import ProbeError, read_fingerprint
 from workers.runtime import Runtime, runtime_for
@@ -35,6 +36,7 @@ from workflows import stages
 from workflows.blocked_file import render_blocked
 from workflows.case import parse_options
 from workflows.errors import PacketRefused
+from workflows.notifications import fill_markers
 from workflows.stages import Outbound, StageResult
 from workflows.states import State, check_transition
 
@@ -218,6 +220,8 @@ def route(self: Any, escalation_id: str) -> None:
         result = stages.route_case(
             case_of(row), design, public_url=runtime.settings.resolved_public_url, now=now
         )
+        token = reply_token(runtime.answer_key, row.id)  # its hash lands before any send
+        result = replace(result, updates={**result.updates, "reply_token_hash": token_hash(token)})
         return _per_channel(runtime, result)
 
     finish(self.app, runtime, escalation_id, State.SNAPSHOTTED, decide)
@@ -328,11 +332,23 @@ def _send(app: Any, runtime: Runtime, delivery: Delivery) -> channels.SendOutcom
     return channels.send(
         channel,
         title=delivery.title,
-        body=delivery.body,
+        body=_personalised(runtime, delivery, tag),
         tries=settings.delivery_tries,
         first_backoff=settings.delivery_backoff,
         timeout=settings.send_timeout,
     )
+
+
+def _personalised(runtime: Runtime, delivery: Delivery, tag: str) -> str:
+    """The message with this case's reply token and this channel's answer links."""
+    with transaction(runtime.engine) as session:
+        row = session.get(Escalation, delivery.escalation_id)
+        labels = [option["label"] for option in (row.options if row else [])]
+    key = runtime.answer_key
+    links = answer_links(
+        key, runtime.settings.resolved_public_url, delivery.escalation_id, labels, via=tag
+    )
+    return fill_markers(delivery.body, token=reply_token(key, delivery.escalation_id), links=links)
 
 
 def _deliver_one(app: Any, runtime: Runtime, delivery_id: int) -> None:

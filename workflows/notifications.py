@@ -31,6 +31,22 @@ class RouteFacts:
     design: str
 
 
+# Filled in at send time (workers/answering.py): the outbox never holds a live token or link.
+TOKEN_MARKER = "{{reply_token}}"
+
+
+def link_marker(label: str) -> str:
+    return "{{link:" + label + "}}"
+
+
+def fill_markers(text: str, *, token: str, links: Mapping[str, str]) -> str:
+    """Put the case's reply token and this channel's answer links into a rendered message."""
+    text = text.replace(TOKEN_MARKER, token)
+    for label, url in links.items():
+        text = text.replace(link_marker(label), url)
+    return text
+
+
 def one_line(text: object, limit: int = 200) -> str:
     """Collapse whitespace to one line and cut it at `limit` characters."""
     flat = " ".join(str(text).split())
@@ -85,8 +101,10 @@ def render_notification(
     lines += [
         "",
         "How to answer:",
-        f"- reply: escalate reply {case.id} {answer}",
-        f'- or POST {public_url}/v1/escalations/{case.id}/replies {{"option": "{answer}"}}',
+        f"- reply on this channel starting with the code: {TOKEN_MARKER} {answer}",
+        "- or open a link:",
+        *(f"  {one_line(option.label)}: {link_marker(option.label)}" for option in case.options),
+        f"- or: escalate reply {case.id} {answer}",
         f"- details: GET {public_url}/v1/escalations/{case.id} (operator token)",
         "",
         f"While waiting the run is {route.waiting_behavior}. If nobody decides within "

@@ -14,6 +14,7 @@ from workflows.examples import valid_packet
 from workflows.notifications import (
     Message,
     RouteFacts,
+    fill_markers,
     headline,
     one_line,
     render_delivery_failure,
@@ -187,19 +188,36 @@ def test_the_default_options_are_listed_with_their_descriptions() -> None:
     ]
 
 
-def test_how_to_answer_names_the_case_by_reply_post_and_details() -> None:
+def test_how_to_answer_offers_the_code_a_link_per_option_the_cli_and_details() -> None:
     body = render().body.splitlines()
     start = body.index("How to answer:")
-    assert body[start + 1 : start + 4] == [
-        f"- reply: escalate reply {CASE_ID} approve",
-        f'- or POST {PUBLIC_URL}/v1/escalations/{CASE_ID}/replies {{"option": "approve"}}',
+    # The code and links are markers here, filled per channel at send time
+    assert body[start + 1 : start + 7] == [
+        "- reply on this channel starting with the code: {{reply_token}} approve",
+        "- or open a link:",
+        "  approve: {{link:approve}}",
+        "  deny: {{link:deny}}",
+        f"- or: escalate reply {CASE_ID} approve",
         f"- details: GET {PUBLIC_URL}/v1/escalations/{CASE_ID} (operator token)",
     ]
 
 
+def test_markers_are_filled_with_the_code_and_this_channels_links() -> None:
+    body = fill_markers(
+        render().body,
+        token="K7Q2MX9D4P",
+        links={"approve": "https://x/a/1", "deny": "https://x/a/2"},
+    )
+    assert "starting with the code: K7Q2MX9D4P approve" in body
+    assert "  approve: https://x/a/1" in body and "  deny: https://x/a/2" in body
+    assert "{{" not in body
+
+
 def test_how_to_answer_uses_the_first_option_as_its_example() -> None:
     options = parse_options(["Retry", "Stop"])
-    assert f"- reply: escalate reply {CASE_ID} Retry" in render(make_case(options=options)).body
+    body = render(make_case(options=options)).body
+    assert "starting with the code: {{reply_token}} Retry" in body
+    assert f"- or: escalate reply {CASE_ID} Retry" in body
 
 
 @pytest.mark.parametrize(

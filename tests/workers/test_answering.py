@@ -1,0 +1,200 @@
+"""Answering a real notification from where it arrived (issue 4): reply code and links."""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import text
+
+from api.app import create_app
+from tests.workers.conftest import Harness
+from workers.answering import normalise_token, reply_token, token_hash
+from workers.runtime import runtime_for
+from workflows.examples import valid_packet
+
+OPERATOR = {"Authorization": "Bearer op-token"}
+
+
+@pytest.fixture
+def api(service: Harness) -> Iterator[TestClient]:
+    settings = service.settings.model_copy(update={"api_tokens": "operator:op-token"})
+    with TestClient(create_app(settings)) as client:
+        yield client
+
+
+def notified(service: Harness, packet_id: str, **parts: Any) -> tuple[str, str]:
+    """Raise a case, wait for its notification; return (case id, notification text)."""
+    service.send({**valid_packet(), "packet_id": packet_id}, **parts)
+    case = service.case("run-8842", packet_id)
+    service.sink.wait_for(
+        lambda got: any(r.path == "/ops" and packet_id in r.body["message"] for r in got)
+    )
+    message = next(
+        r.body["message"] for r in service.sink.posts("/ops") if packet_id in r.body["message"]
+    )
+    service.in_state(case.id, "awaiting", "followed_up")
+    return case.id, message
+
+
+def code_in(message: str) -> str:
+    found = re.search(r"starting with the code: (\S+) ", message)
+    assert found, message
+    return found.group(1)
+
+
+def links_in(message: str) -> dict[str, str]:
+    return dict(re.findall(r"^  (\S+): (http\S+/a/\S+)$", message, flags=re.M))
+
+
+def test_the_code_in_the_notification_routes_a_chat_reply(
+    service: Harness, api: TestClient
+) -> None:
+    case_id, message = notified(service, "esc-ans-1")
+    code = code_in(message)
+    # The notification carries the live code; the database keeps only its hash
+    assert code == reply_token(runtime_for(service.app).answer_key, case_id)
+    with service.engine.connect() as db:
+        dump = str(db.execute(text("SELECT * FROM escalations")).all())
+        dump += str(db.execute(text("SELECT * FROM deliveries")).all())
+    assert code not in dump and token_hash(code) in dump
+    # When the operator replies on the chat, code first, lower case and all
+    reply = api.post(
+        "/v1/inbound/text",
+        headers=OPERATOR,
+        json={"text": f"{code.lower()} approve, go ahead", "channel": "slack", "sender": "U123"},
+    )
+    # Then it decides, says what it understood, and the run wakes with it
+    assert reply.status_code == 200, reply.json()
+    assert reply.json()["understood"] == "approve"
+    closed = service.in_state(case_id, "closed")
+    assert closed.outcome == "resume"
+    [decision] = service.decisions(case_id)
+    assert decision.decided_by == "slack:U123" and decision.channel == "slack"
+    # And a later reply with the same code is told it was already decided
+    late = api.post(
+        "/v1/inbound/text",
+        headers=OPERATOR,
+        json={"text": f"{code} deny", "channel": "slack", "sender": "U999"},
+    )
+    assert late.status_code == 409 and "Already decided: approve" in late.json()["message"]
+
+
+@pytest.mark.parametrize(
+    ("body", "status"),
+    [
+        ({"text": "ZZZZZZZZZZ approve", "channel": "c", "sender": "s"}, 404),
+        ({"text": "approve", "channel": "c", "sender": "s"}, 404),
+        ({"text": "", "channel": "c", "sender": "s"}, 422),
+        ({"channel": "c", "sender": "s"}, 422),
+    ],
+)
+def test_unknown_codes_and_empty_text_are_refused(
+    service: Harness, api: TestClient, body: dict[str, Any], status: int
+) -> None:
+    response = api.post("/v1/inbound/text", headers=OPERATOR, json=body)
+    assert response.status_code == status
+
+
+def test_a_reply_that_decides_nothing_is_recorded_and_answered(
+    service: Harness, api: TestClient
+) -> None:
+    case_id, message = notified(service, "esc-ans-2")
+    code = code_in(message)
+    reply = api.post(
+        "/v1/inbound/text",
+        headers=OPERATOR,
+        json={"text": f"{code} what does deny do?", "channel": "tg", "sender": "7"},
+    )
+    assert reply.status_code == 200 and reply.json()["outcome"] == "comment"
+    assert "approve, deny" in reply.json()["message"]
+    assert service.decisions(case_id) == []
+
+
+def test_guessing_codes_is_throttled_per_sender(service: Harness, api: TestClient) -> None:
+    for attempt in range(10):
+        miss = api.post(
+            "/v1/inbound/text",
+            headers=OPERATOR,
+            json={"text": f"ABCDEFGH{attempt:02d} approve", "channel": "c", "sender": "guesser"},
+        )
+        assert miss.status_code == 404
+    blocked = api.post(
+        "/v1/inbound/text",
+        headers=OPERATOR,
+        json={"text": "ABCDEFGH99 approve", "channel": "c", "sender": "guesser"},
+    )
+    assert blocked.status_code == 429
+
+
+def test_a_link_asks_on_get_and_decides_once_on_post(service: Harness, api: TestClient) -> None:
+    case_id, message = notified(service, "esc-ans-3")
+    links = links_in(message)
+    assert set(links) == {"approve", "deny"}
+    path = "/a/" + links["deny"].split("/a/", 1)[1]
+    # A GET (a link previewer, a mail scanner) only shows a confirm page
+    for _ in range(2):
+        page = api.get(path)
+        assert page.status_code == 200 and '<form method="post">' in page.text
+    assert service.decisions(case_id) == []
+    # The POST decides
+    done = api.post(path)
+    assert done.status_code == 200 and "Decided: deny" in done.text
+    closed = service.in_state(case_id, "closed")
+    assert closed.outcome == "stop"
+    [decision] = service.decisions(case_id)
+    assert decision.channel == "link" and decision.decided_by == "link via ops"
+    # A reused link decides nothing
+    again = api.post(path)
+    assert again.status_code == 409 and "Already decided" in again.text
+
+
+def test_an_altered_or_expired_link_is_refused(service: Harness, api: TestClient) -> None:
+    case_id, message = notified(service, "esc-ans-4")
+    path = "/a/" + links_in(message)["approve"].split("/a/", 1)[1]
+    altered = path[:-3] + ("AAA" if not path.endswith("AAA") else "BBB")
+    assert api.post(altered).status_code == 410
+    settings = service.settings.model_copy(
+        update={"api_tokens": "operator:op-token", "link_max_age": 0.000001}
+    )
+    with TestClient(create_app(settings)) as strict:
+        import time
+
+        time.sleep(1.1)  # itsdangerous ages links in whole seconds
+        assert strict.post(path).status_code == 410
+    assert service.decisions(case_id) == []
+
+
+def test_fifty_simultaneous_replies_make_one_decision(service: Harness, api: TestClient) -> None:
+    case_id, message = notified(service, "esc-ans-5")
+    code = code_in(message)
+    statuses: list[int] = []
+    start = threading.Barrier(50)
+
+    def reply(index: int) -> None:
+        start.wait()
+        option = "approve" if index % 2 else "deny"
+        response = api.post(
+            "/v1/inbound/text",
+            headers=OPERATOR,
+            json={"text": f"{code} {option}", "channel": "c", "sender": f"s{index}"},
+        )
+        statuses.append(response.status_code)
+
+    threads = [threading.Thread(target=reply, args=(i,)) for i in range(50)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert sorted(statuses).count(200) == 1 and statuses.count(409) == 49
+    assert len(service.decisions(case_id)) == 1
+
+
+def test_typed_codes_forgive_case_dashes_and_lookalikes() -> None:
+    assert normalise_token("k7q2-mx9d-4p") == "K7Q2MX9D4P"
+    assert normalise_token("K7Q2MX9D4P".replace("0", "O")) == "K7Q2MX9D4P"
+    assert normalise_token("1O1O1") == "10101"
