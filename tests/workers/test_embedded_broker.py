@@ -20,7 +20,11 @@ PAD = "x" * 4_000_000  # big enough that a write takes a while
 
 
 def exchange_messages(folder: Path, transport: Any) -> tuple[list[int], list[BaseException]]:
-    options = {"data_folder_in": str(folder), "data_folder_out": str(folder)}
+    options = {
+        "data_folder_in": str(folder),
+        "data_folder_out": str(folder),
+        "control_folder": str(folder / "control"),
+    }
     received: list[int] = []
     errors: list[BaseException] = []
 
@@ -57,7 +61,11 @@ def test_a_consumer_never_reads_a_half_written_message(tmp_path: Path) -> None:
 
 def test_a_message_still_being_written_is_invisible_to_a_consumer(tmp_path: Path) -> None:
     # Given a file a publisher is still writing: with our transport it has the partial name
-    options = {"data_folder_in": str(tmp_path), "data_folder_out": str(tmp_path)}
+    options = {
+        "data_folder_in": str(tmp_path),
+        "data_folder_out": str(tmp_path),
+        "control_folder": str(tmp_path / "control"),
+    }
     (tmp_path / ".1_abc.q.msg.partial").write_bytes(b'{"body": "trunc')
     # When a consumer looks for work / Then it sees none, rather than a broken message
     with (
@@ -79,13 +87,17 @@ def test_the_queue_name_appears_only_once_the_message_is_whole(
         real_replace(source, target)
 
     monkeypatch.setattr(embedded_broker.os, "replace", watching)
-    options = {"data_folder_in": str(tmp_path), "data_folder_out": str(tmp_path)}
+    options = {
+        "data_folder_in": str(tmp_path),
+        "data_folder_out": str(tmp_path),
+        "control_folder": str(tmp_path / "control"),
+    }
     # When a message is published
     with Connection("filesystem://", transport=Transport, transport_options=options) as conn:
-        conn.SimpleQueue("q").put({"index": 1})
+        conn.default_channel._put("q", {"body": "whole"})
     # Then before the rename no consumer-visible file existed, and the content was whole
     [(names_before, content)] = seen
     assert not any(name.endswith(".q.msg") for name in names_before)
     assert json.loads(content)["body"]
-    [written] = list(tmp_path.iterdir())
+    [written] = [p for p in tmp_path.iterdir() if p.is_file()]
     assert written.name.endswith(".q.msg")

@@ -1,0 +1,74 @@
+"""What every inbound adapter returns or raises: one reply shape, one refusal, one 'not a reply'."""
+
+from __future__ import annotations
+
+import hmac
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+from workflows.errors import PermanentError
+
+UNAUTHORIZED: Literal[401] = 401
+MALFORMED: Literal[400] = 400
+
+# A correlation token is one word of URL-safe characters (RFC 3986 "unreserved"), long enough
+# that no option label or ordinary word looks like one: secrets.token_urlsafe(32) (43 chars) and
+# itsdangerous' dotted tokens both fit. The shape only *selects*; the store decides validity.
+TOKEN_SHAPE = re.compile(r"[A-Za-z0-9._~-]{16,256}")
+
+
+@dataclass(frozen=True)
+class InboundMessage:
+    """One operator reply, platform-neutral: `text` starts with the token when one was sent."""
+
+    text: str
+    channel: str  # "slack" | "telegram" | "ntfy" | ...
+    sender: str  # the platform's stable user id ("ntfy" has none: the token is all there is)
+    message_id: str  # the platform's id for this delivery, for the caller's dedup
+    token: str | None = None  # set when a button we built carried it; else take text's 1st word
+
+
+class InboundRejected(PermanentError):
+    """The request is not from the platform (401) or cannot be read (400); answer with the code."""
+
+    def __init__(self, reason: str, *, status_code: Literal[400, 401] = MALFORMED) -> None:
+        self.reason = reason
+        self.status_code = status_code
+        super().__init__(f"inbound request rejected ({status_code}): {reason}")
+
+
+class Ignored(Exception):
+    """A genuine platform event that is not an operator reply (bot echo, edit, join, ...)."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(reason)
+
+
+def header(headers: Mapping[str, str], name: str) -> str | None:
+    """A header's value by case-insensitive name (dicts and Starlette's Headers alike)."""
+    value = headers.get(name)
+    if value is not None:
+        return value
+    wanted = name.lower()
+    for key, candidate in headers.items():
+        if key.lower() == wanted:
+            return candidate
+    return None
+
+
+def same_secret(expected: str, given: str) -> bool:
+    """Constant-time equality on bytes (str compare_digest refuses non-ASCII header values)."""
+    return hmac.compare_digest(
+        expected.encode("utf-8", "surrogatepass"), given.encode("utf-8", "surrogatepass")
+    )
+
+
+def leading_token(text: str) -> str | None:
+    """The first word of `text` if it has the shape of a correlation token, else None."""
+    words = text.split(None, 1)
+    if words and TOKEN_SHAPE.fullmatch(words[0]):
+        return words[0]
+    return None
