@@ -2,20 +2,25 @@
 
 from __future__ import annotations
 
+import json
 import time
 from collections import defaultdict, deque
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Depends
+from fastapi import APIRouter, Body, Depends, Request
+from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse, JSONResponse
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from api.auth import require
 from models.db import transaction
 from models.tables import Escalation
-from workers.answering import LinkRefused, looks_like_token, read_link
+from workers.answering import LinkRefused, looks_like_token, normalise_token, read_link
 from workers.answers import CONFLICTS, REFUSALS, Answer, answer, find_by_token
+from workers.inbound import ntfy, slack, telegram
+from workers.inbound.common import Ignored, InboundMessage, InboundRejected
 from workers.runtime import Runtime
 
 TEMPLATES = Environment(
@@ -52,28 +57,31 @@ def answer_router(runtime: Runtime) -> APIRouter:
     router = APIRouter()
     limiter = MissLimiter()
 
-    @router.post("/v1/inbound/text")
-    def inbound_text(
-        body: Annotated[dict[str, Any], Body(description='{"text", "channel", "sender"}')],
-        _role: Annotated[str, Depends(require("operator"))],
+    def handle(
+        text: str,
+        channel: str,
+        sender: str,
+        *,
+        message_id: str | None = None,
+        token: str | None = None,
     ) -> JSONResponse:
-        """A reply from any chat bridge: the text starts with the case's code."""
-        text, channel, sender = body.get("text"), body.get("channel"), body.get("sender")
-        if not isinstance(text, str) or not text.strip():
-            return JSONResponse({"detail": "no text: send {text, channel, sender}"}, 422)
-        channel = channel if isinstance(channel, str) and channel else "inbound"
-        sender = sender if isinstance(sender, str) and sender else "unknown"
+        """Route a reply by its code and record what it says; one status per outcome."""
         who = f"{channel}:{sender}"
         if limiter.blocked(who):
             return JSONResponse({"detail": "too many unknown codes; wait a minute"}, 429)
         code, _, rest = text.strip().partition(" ")
+        if token and normalise_token(code) != normalise_token(token):
+            rest = text.strip()  # a button carried the code; the text is all answer
+            code = token
         escalation_id = find_by_token(runtime, code) if looks_like_token(code) else None
         if escalation_id is None:
             limiter.miss(who)
             return JSONResponse({"detail": UNKNOWN_TOKEN}, 404)
         if not rest.strip():
             return JSONResponse({"detail": "the code needs an answer after it"}, 422)
-        result = answer(runtime, escalation_id, text=rest, responder=who, channel=channel)
+        result = answer(
+            runtime, escalation_id, text=rest, responder=who, channel=channel, message_id=message_id
+        )
         return JSONResponse(
             {
                 "id": escalation_id,
@@ -84,6 +92,80 @@ def answer_router(runtime: Runtime) -> APIRouter:
             },
             _status(result),
         )
+
+    def from_platform(read: Callable[[], InboundMessage | dict[str, str]]) -> JSONResponse:
+        try:
+            message = read()
+        except InboundRejected as rejected:
+            return JSONResponse({"detail": rejected.reason}, rejected.status_code)
+        except Ignored as ignored:
+            return JSONResponse({"ignored": ignored.reason}, 200)
+        if isinstance(message, dict):  # Slack's url_verification challenge
+            return JSONResponse(message, 200)
+        return handle(
+            message.text,
+            message.channel,
+            message.sender,
+            message_id=message.message_id,
+            token=message.token,
+        )
+
+    @router.post("/v1/inbound/text")
+    def inbound_text(
+        body: Annotated[dict[str, Any], Body(description='{"text", "channel", "sender"}')],
+        _role: Annotated[str, Depends(require("operator"))],
+    ) -> JSONResponse:
+        """A reply from any chat bridge: the text starts with the case's code."""
+        text, channel, sender = body.get("text"), body.get("channel"), body.get("sender")
+        if not isinstance(text, str) or not text.strip():
+            return JSONResponse({"detail": "no text: send {text, channel, sender}"}, 422)
+        message_id = body.get("message_id")
+        return handle(
+            text,
+            channel if isinstance(channel, str) and channel else "inbound",
+            sender if isinstance(sender, str) and sender else "unknown",
+            message_id=message_id if isinstance(message_id, str) else None,
+        )
+
+    @router.post("/v1/inbound/slack")
+    async def inbound_slack(request: Request) -> JSONResponse:
+        """Slack Events API and interactive buttons; the signature is checked on the raw body."""
+        secret = runtime.settings.slack_signing_secret
+        if not secret:
+            return JSONResponse({"detail": "Slack is not configured"}, 503)
+        raw = await request.body()
+
+        def read() -> InboundMessage | dict[str, str]:
+            slack.verify(secret, request.headers, raw, now=time.time())
+            return slack.parse(raw, request.headers.get("content-type", ""))
+
+        return await run_in_threadpool(from_platform, read)
+
+    @router.post("/v1/inbound/telegram")
+    async def inbound_telegram(request: Request) -> JSONResponse:
+        """Telegram webhook updates; the secret token header is checked first."""
+        secret = runtime.settings.telegram_secret
+        if not secret:
+            return JSONResponse({"detail": "Telegram is not configured"}, 503)
+        raw = await request.body()
+
+        def read() -> InboundMessage | dict[str, str]:
+            telegram.verify(secret, request.headers)
+            try:
+                update = json.loads(raw)
+            except ValueError:
+                raise InboundRejected("the update is not JSON") from None
+            if not isinstance(update, dict):
+                raise InboundRejected("the update is not a JSON object")
+            return telegram.parse_update(update)
+
+        return await run_in_threadpool(from_platform, read)
+
+    @router.post("/v1/inbound/ntfy")
+    async def inbound_ntfy(request: Request) -> JSONResponse:
+        """ntfy action buttons: the phone POSTs '<code> <option>'; the code is the credential."""
+        raw = await request.body()
+        return await run_in_threadpool(from_platform, lambda: ntfy.parse(raw, request.headers))
 
     def page(status: int, title: str, message: str, **extra: Any) -> HTMLResponse:
         html = TEMPLATES.get_template("answer.html").render(title=title, message=message, **extra)

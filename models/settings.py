@@ -36,6 +36,12 @@ class Settings(BaseSettings):
     answer_key: str | None = Field(
         default=None, description="Key for reply tokens and answer links; generated into `home`."
     )
+    slack_signing_secret: str | None = Field(
+        default=None, description="Slack app signing secret: enables POST /v1/inbound/slack."
+    )
+    telegram_secret: str | None = Field(
+        default=None, description="Telegram webhook secret token: enables /v1/inbound/telegram."
+    )
     link_max_age: float = Field(
         default=7 * 86400, gt=0, description="Seconds an answer link stays valid."
     )

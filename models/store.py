@@ -142,7 +142,9 @@ def record_reply(
     matched_by: str | None,
     outcome: str,
     now: datetime,
+    audit: Mapping[str, Any] | None = None,
 ) -> Reply:
+    """`audit`: platform_message_id, parsed, grammar_version, token_id (never the token)."""
     reply = Reply(
         escalation_id=row.id,
         at=now,
@@ -152,10 +154,18 @@ def record_reply(
         option=option,
         matched_by=matched_by,
         outcome=outcome,
+        **dict(audit or {}),
     )
     session.add(reply)
     session.flush()
     return reply
+
+
+def reply_by_platform_id(session: Session, channel: str, message_id: str) -> Reply | None:
+    statement = select(Reply).where(
+        Reply.channel == channel, Reply.platform_message_id == message_id
+    )
+    return session.exec(statement).first()
 
 
 def due_escalations(

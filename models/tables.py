@@ -94,9 +94,14 @@ class Delivery(SQLModel, table=True):
 
 
 class Reply(SQLModel, table=True):
-    """Every reply as it arrived, with how it was understood."""
+    """Every reply as it arrived, with how it was understood (never a secret, never a token)."""
 
     __tablename__ = "replies"
+    __table_args__ = (
+        # A platform that delivers the same message twice (webhook retries, a re-polled
+        # update) records it once.
+        UniqueConstraint("channel", "platform_message_id", name="uq_reply_platform_message"),
+    )
 
     id: int | None = Field(default=None, primary_key=True)
     escalation_id: str = Field(foreign_key="escalations.id", index=True, max_length=32)
@@ -106,7 +111,11 @@ class Reply(SQLModel, table=True):
     raw_text: str
     option: str | None = None
     matched_by: str | None = Field(default=None, max_length=24)
-    outcome: str = Field(max_length=16)  # decided, comment, superseded
+    outcome: str = Field(max_length=16)  # decided, comment, ambiguous, superseded, ...
+    platform_message_id: str | None = Field(default=None, max_length=200)
+    parsed: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON))
+    grammar_version: str | None = Field(default=None, max_length=8)
+    token_id: str | None = Field(default=None, max_length=16)  # a prefix of the code's hash
 
 
 class Decision(SQLModel, table=True):

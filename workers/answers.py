@@ -17,6 +17,7 @@ from models.store import (
     decision_of,
     lock_escalation,
     record_reply,
+    reply_by_platform_id,
 )
 from models.tables import Decision, Escalation
 from workers.answering import token_hash
@@ -24,7 +25,7 @@ from workers.runtime import Runtime
 from workers.tasks import nudge
 from workflows import stages
 from workflows.errors import NotFound
-from workflows.replies import ReplyMatch, match_option_name, match_reply
+from workflows.replies import GRAMMAR_VERSION, ReplyMatch, match_option_name, match_reply
 from workflows.secrets import scan_text
 from workflows.states import OPEN_FOR_DECISION, TERMINAL, State
 
@@ -87,8 +88,13 @@ def answer(
     text: str | None = None,
     responder: str,
     channel: str,
+    message_id: str | None = None,
 ) -> Answer:
-    """Match and record one reply; decide the case if it is the first deciding one."""
+    """Match and record one reply; decide the case if it is the first deciding one.
+
+    `message_id` is the platform's id for the message: a second delivery of it is
+    recognised and changes nothing.
+    """
     now = datetime.now(UTC)
     raw = option if option is not None else (text or "")
     try:
@@ -96,9 +102,14 @@ def answer(
             row = lock_escalation(session, escalation_id)
             if row is None:
                 raise NotFound(f"no escalation {escalation_id}")
-            result = _answer_locked(session, row, option, raw, responder, channel, now)
+            if message_id and (seen := reply_by_platform_id(session, channel, message_id)):
+                return Answer(
+                    row.id, "duplicate", f"Already received this message (it was {seen.outcome})."
+                )
+            result = _answer_locked(session, row, option, raw, responder, channel, now, message_id)
     except IntegrityError:
-        # Another reply decided between our read and our commit: the database kept one.
+        # Another reply decided (or the same message arrived) between our read and our
+        # commit: the database kept one.
         return _record_superseded(runtime, escalation_id, raw, responder, channel)
     if result.decided:
         nudge(runtime.app, stages.CLOSE, escalation_id)
@@ -113,11 +124,18 @@ def _answer_locked(
     responder: str,
     channel: str,
     now: datetime,
+    message_id: str | None = None,
 ) -> Answer:
     match, refusal = _understand(row, option, raw)
 
     def keep(outcome: str, *, text: str = raw) -> int | None:
         chosen = match.option.label if match.option else None
+        audit = {
+            "platform_message_id": message_id,
+            "parsed": {} if refusal == "withheld" else match.to_dict(),
+            "grammar_version": GRAMMAR_VERSION,
+            "token_id": row.reply_token_hash[:12] if row.reply_token_hash else None,
+        }
         reply = record_reply(
             session,
             row,
@@ -128,6 +146,7 @@ def _answer_locked(
             matched_by=match.matched_by,
             outcome=outcome,
             now=now,
+            audit=audit,
         )
         return reply.id
 

@@ -198,3 +198,127 @@ def test_typed_codes_forgive_case_dashes_and_lookalikes() -> None:
     assert normalise_token("k7q2-mx9d-4p") == "K7Q2MX9D4P"
     assert normalise_token("K7Q2MX9D4P".replace("0", "O")) == "K7Q2MX9D4P"
     assert normalise_token("1O1O1") == "10101"
+
+
+# --- Native channels: the same path behind each platform's own authentication -------------
+
+SLACK_SECRET, TELEGRAM_SECRET = "slack-signing-secret", "telegram-webhook-secret"
+
+
+@pytest.fixture
+def platform_api(service: Harness) -> Iterator[TestClient]:
+    settings = service.settings.model_copy(
+        update={
+            "api_tokens": "operator:op-token",
+            "slack_signing_secret": SLACK_SECRET,
+            "telegram_secret": TELEGRAM_SECRET,
+        }
+    )
+    with TestClient(create_app(settings)) as client:
+        yield client
+
+
+def slack_post(api: TestClient, body: bytes, *, age: float = 0, secret: str = SLACK_SECRET) -> Any:
+    import time
+
+    from workers.inbound.slack import sign
+
+    stamp = str(int(time.time() - age))
+    return api.post(
+        "/v1/inbound/slack",
+        content=body,
+        headers={
+            "Content-Type": "application/json",
+            "X-Slack-Request-Timestamp": stamp,
+            "X-Slack-Signature": sign(secret, stamp, body),
+        },
+    )
+
+
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+def test_a_slack_reply_decides_once_even_when_slack_retries(
+    service: Harness, platform_api: TestClient
+) -> None:
+    import json
+
+    case_id, message = notified(service, "esc-slack-1")
+    event = {
+        "type": "event_callback",
+        "event": {
+            "type": "message",
+            "user": "U42",
+            "client_msg_id": "m-1",
+            "channel": "C1",
+            "ts": "1.0",
+            "text": f"{code_in(message)} approve",
+        },
+    }
+    body = json.dumps(event).encode()
+    # A forged or replayed request is refused before anything is read
+    assert slack_post(platform_api, body, secret="wrong").status_code == 401
+    assert slack_post(platform_api, body, age=600).status_code == 401
+    # A body changed after signing (one byte) is refused too
+    flipped = body.replace(b"approve", b"apprOve")
+    import time
+
+    from workers.inbound.slack import sign
+
+    stamp = str(int(time.time()))
+    tampered = platform_api.post(
+        "/v1/inbound/slack",
+        content=flipped,
+        headers={
+            "Content-Type": "application/json",
+            "X-Slack-Request-Timestamp": stamp,
+            "X-Slack-Signature": sign(SLACK_SECRET, stamp, body),
+        },
+    )
+    assert tampered.status_code == 401
+    # The genuine one decides; Slack's retry of the same message changes nothing
+    first = slack_post(platform_api, body)
+    assert first.status_code == 200 and first.json()["outcome"] == "decided"
+    again = slack_post(platform_api, body)
+    assert again.status_code == 200 and again.json()["outcome"] == "duplicate"
+    [decision] = service.decisions(case_id)
+    assert decision.decided_by == "slack:U42"
+    with service.engine.connect() as db:
+        rows = db.execute(
+            text(
+                "SELECT platform_message_id, grammar_version, token_id FROM replies "
+                "WHERE escalation_id = :id"
+            ),
+            {"id": case_id},
+        ).all()
+    assert len(rows) == 1 and rows[0][0] == "m-1" and rows[0][1] and rows[0][2]
+
+
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+def test_a_telegram_reply_needs_the_secret_and_counts_once(
+    service: Harness, platform_api: TestClient
+) -> None:
+    case_id, message = notified(service, "esc-tg-1")
+    update = {
+        "update_id": 777,
+        "message": {
+            "message_id": 5,
+            "from": {"id": 4242, "is_bot": False},
+            "chat": {"id": 1},
+            "date": 0,
+            "text": f"{code_in(message)} deny",
+        },
+    }
+    assert platform_api.post("/v1/inbound/telegram", json=update).status_code == 401
+    headers = {"X-Telegram-Bot-Api-Secret-Token": TELEGRAM_SECRET}
+    first = platform_api.post("/v1/inbound/telegram", json=update, headers=headers)
+    assert first.status_code == 200 and first.json()["understood"] == "deny"
+    replayed = platform_api.post("/v1/inbound/telegram", json=update, headers=headers)
+    assert replayed.json()["outcome"] == "duplicate"
+    assert service.in_state(case_id, "closed").outcome == "stop"
+
+
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+def test_an_ntfy_button_press_decides(service: Harness, platform_api: TestClient) -> None:
+    case_id, message = notified(service, "esc-ntfy-1")
+    pressed = platform_api.post("/v1/inbound/ntfy", content=f"{code_in(message)} approve".encode())
+    assert pressed.status_code == 200 and pressed.json()["outcome"] == "decided"
+    assert service.decisions(case_id)[0].channel == "ntfy"

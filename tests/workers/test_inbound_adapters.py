@@ -17,7 +17,7 @@ from workflows.errors import PermanentError, RetryableError
 
 NOW = 1_700_000_000.0
 SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
-TOKEN = "tok_3xQyZ9aBcDeFgHiJkLmNoPqRsTuVwXy012345-678"  # token_urlsafe(32)-shaped
+TOKEN = "K7Q2MX9D4P"  # a reply code's shape (workers/answering.py)
 BOT_TOKEN = "123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw"
 
 

@@ -3,20 +3,15 @@
 from __future__ import annotations
 
 import hmac
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
+from workers.answering import looks_like_token
 from workflows.errors import PermanentError
 
 UNAUTHORIZED: Literal[401] = 401
 MALFORMED: Literal[400] = 400
-
-# A correlation token is one word of URL-safe characters (RFC 3986 "unreserved"), long enough
-# that no option label or ordinary word looks like one: secrets.token_urlsafe(32) (43 chars) and
-# itsdangerous' dotted tokens both fit. The shape only *selects*; the store decides validity.
-TOKEN_SHAPE = re.compile(r"[A-Za-z0-9._~-]{16,256}")
 
 
 @dataclass(frozen=True)
@@ -68,7 +63,8 @@ def same_secret(expected: str, given: str) -> bool:
 
 def leading_token(text: str) -> str | None:
     """The first word of `text` if it has the shape of a correlation token, else None."""
+    # The shape only selects (workers/answering.py); the store decides validity.
     words = text.split(None, 1)
-    if words and TOKEN_SHAPE.fullmatch(words[0]):
+    if words and looks_like_token(words[0]):
         return words[0]
     return None

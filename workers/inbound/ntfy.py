@@ -13,8 +13,8 @@ import re
 import time
 from collections.abc import Mapping, Sequence
 
+from workers.answering import looks_like_token
 from workers.inbound.common import (
-    TOKEN_SHAPE,
     InboundMessage,
     InboundRejected,
     header,
@@ -41,7 +41,7 @@ def answer_actions(links: Sequence[tuple[str, str]], *, token: str) -> str:
     """
     if not 1 <= len(links) <= MAX_ACTIONS:
         raise ValueError(f"ntfy allows 1 to {MAX_ACTIONS} action buttons, got {len(links)}")
-    if not TOKEN_SHAPE.fullmatch(token):
+    if not looks_like_token(token):
         raise ValueError("the reply token is not token-shaped")
     actions = []
     for label, url in links:
