@@ -18,7 +18,7 @@ from api.auth import require
 from models.db import transaction
 from models.tables import Escalation
 from workers.answering import LinkRefused, looks_like_token, normalise_token, read_link
-from workers.answers import CONFLICTS, REFUSALS, Answer, answer, find_by_token
+from workers.answers import CONFLICTS, FORBIDDEN, REFUSALS, Answer, answer, find_by_token
 from workers.inbound import ntfy, slack, telegram
 from workers.inbound.common import Ignored, InboundMessage, InboundRejected
 from workers.runtime import Runtime
@@ -50,6 +50,8 @@ class MissLimiter:
 def _status(result: Answer) -> int:
     if result.outcome in CONFLICTS or result.outcome == "ambiguous":
         return 409
+    if result.outcome in FORBIDDEN:
+        return 403
     return 422 if result.outcome in REFUSALS else 200
 
 

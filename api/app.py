@@ -22,7 +22,7 @@ from models.packet import EscalationRequest
 from models.settings import Settings
 from models.store import decision_of
 from models.tables import Delivery, Escalation, Event, Reply
-from workers.answers import CONFLICTS, REFUSALS, answer
+from workers.answers import CONFLICTS, FORBIDDEN, REFUSALS, answer
 from workers.app import make_celery
 from workers.channels import dev_inbox_path
 from workers.intake import accept
@@ -187,7 +187,15 @@ def create_app(settings: Settings, *, migrate: bool = True) -> FastAPI:
             responder=str(sender),
             channel="api",
         )
-        code = 409 if result.outcome in CONFLICTS else 422 if result.outcome in REFUSALS else 200
+        code = (
+            409
+            if result.outcome in CONFLICTS
+            else 422
+            if result.outcome in REFUSALS
+            else 403
+            if result.outcome in FORBIDDEN
+            else 200
+        )
         return JSONResponse(
             {
                 "id": escalation_id,

@@ -1,4 +1,4 @@
-"""The design record (SPEC §2): triggers, never-escalate cases, severity tiers; and its loader."""
+"""The design record (SPEC §2): triggers, never-escalate cases, tiers and who decides; loader."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ from pydantic import (
 from pydantic_core import ErrorDetails, PydanticCustomError
 
 from workflows.durations import ACCEPTED_FORMS, format_duration, parse_duration
+from workflows.responders import check_pattern, identity_key
 from workflows.vocabulary import (
     CRITICAL_WAITING,
     Severity,
@@ -72,6 +73,24 @@ def _check_tag(value: object) -> object:
     return tag
 
 
+def _check_identity(value: object) -> object:
+    """Accept a decider pattern: channel:id, channel:*, link via <tag> or link:*."""
+    if not isinstance(value, str):
+        return value  # the str type check reports it
+    try:
+        return check_pattern(value)
+    except ValueError as exc:
+        raise _rule(str(exc)) from None
+
+
+def _check_trigger_name(value: object) -> object:
+    """Refuse a trigger name that is not a trigger type, listing the valid ones."""
+    valid = [t.value for t in TriggerType]
+    if isinstance(value, str) and value not in valid:
+        raise _rule(f"unknown trigger type ({_hint(value, valid)})")
+    return value
+
+
 Duration = Annotated[
     timedelta,
     BeforeValidator(_to_timedelta),
@@ -81,6 +100,8 @@ Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
 Tag = Annotated[str, BeforeValidator(_check_tag)]
 CaseTag = Annotated[str, StringConstraints(strip_whitespace=True, to_lower=True, min_length=1)]
 PositiveNumber = Annotated[float, Field(gt=0, strict=True)]
+Identity = Annotated[str, BeforeValidator(_check_identity)]
+TriggerName = Annotated[TriggerType, BeforeValidator(_check_trigger_name)]
 
 
 class _Frozen(BaseModel):
@@ -142,7 +163,7 @@ class Recipient(_Frozen):
 
 
 class Tier(_Frozen):
-    """One severity tier: response window, timeout, recipient, waiting and timeout default."""
+    """One severity tier: window, timeout, recipient, waiting, timeout default, who may decide."""
 
     window: Duration
     timeout: Duration
@@ -150,6 +171,8 @@ class Tier(_Frozen):
     waiting_behavior: WaitingBehavior
     timeout_default: TimeoutAction
     next_tier: Severity | None = None
+    # Empty: anyone the case reaches may decide. Matching is in workflows/responders.py.
+    deciders: tuple[Identity, ...] = ()
 
     @model_validator(mode="before")
     @classmethod
@@ -173,6 +196,13 @@ class Tier(_Frozen):
                 f"{format_duration(self.window)}, so the follow-up has time to be answered",
                 "timeout",
             )
+        keys = [identity_key(pattern) for pattern in self.deciders]
+        for i, key in enumerate(keys):
+            if keys.index(key) != i:
+                raise _rule(
+                    f"{self.deciders[i]!r} is listed twice (identities ignore case)",
+                    f"deciders.{i}",
+                )
         return self
 
 
@@ -216,6 +246,8 @@ class Design(_Frozen):
     triggers: Annotated[dict[TriggerType, Trigger], Field(min_length=1)]
     never_escalate: tuple[NeverEscalate, ...] = ()
     severities: Severities
+    # Trigger types whose cases the run's own owner may not approve (they may still stop them).
+    owner_may_not_approve: tuple[TriggerName, ...] = (TriggerType.HARM_RISK,)
 
     @model_validator(mode="after")
     def _consistent(self) -> Design:
@@ -237,6 +269,9 @@ class Design(_Frozen):
                     "when_missing only applies to missing_input",
                     f"triggers.{trigger_type.value}.when_missing",
                 )
+        for i, trigger_type in enumerate(self.owner_may_not_approve):
+            if self.owner_may_not_approve.index(trigger_type) != i:
+                raise _rule(f"{trigger_type.value} is listed twice", f"owner_may_not_approve.{i}")
         return self
 
     def tier(self, severity: Severity | str) -> Tier:
@@ -259,9 +294,15 @@ class Design(_Frozen):
     @property
     def content_hash(self) -> str:
         """sha256 hex of the canonical JSON, so an escalation can cite the exact design it used."""
-        canonical = json.dumps(
-            self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"), ensure_ascii=False
-        )
+        data = self.model_dump(mode="json")
+        # Keys added after designs were first hashed count only when set, so a design that
+        # does not use them keeps the hash it was cited by.
+        if data["owner_may_not_approve"] == [TriggerType.HARM_RISK.value]:
+            del data["owner_may_not_approve"]
+        for tier in data["severities"].values():
+            if not tier["deciders"]:
+                del tier["deciders"]
+        canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         return hashlib.sha256(canonical.encode()).hexdigest()
 
 

@@ -74,3 +74,8 @@ class EscalationRequest(BaseModel):
     )
     options: list[OptionIn | str] | None = None
     wake: WakeIn | None = None
+    owner: str | None = Field(
+        default=None,
+        description="the run's owner as a reply identity (e.g. slack:U123); the design may "
+        "forbid them approving their own harm_risk cases",
+    )

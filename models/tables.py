@@ -42,6 +42,7 @@ class Escalation(SQLModel, table=True):
     reply_token_hash: str | None = Field(default=None, max_length=64, unique=True, index=True)
     problems: list[str] = Field(default_factory=list, sa_column=Column(JSON))
     cites_id: str | None = Field(default=None, max_length=32)
+    owner: str | None = Field(default=None, max_length=200)  # the run's owner, e.g. slack:U1
     outcome: str | None = Field(default=None, max_length=32)
     attempts: int = 0
     next_action_at: datetime | None = _when(index=True)

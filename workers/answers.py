@@ -10,6 +10,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, select
 
 from models.db import transaction
+from models.design import parse_design
 from models.store import (
     apply_result,
     as_utc,
@@ -26,6 +27,7 @@ from workers.tasks import nudge
 from workflows import stages
 from workflows.errors import NotFound
 from workflows.replies import GRAMMAR_VERSION, ReplyMatch, match_option_name, match_reply
+from workflows.responders import may_decide
 from workflows.secrets import scan_text
 from workflows.states import OPEN_FOR_DECISION, TERMINAL, State
 
@@ -33,6 +35,8 @@ from workflows.states import OPEN_FOR_DECISION, TERMINAL, State
 CONFLICTS = frozenset({"superseded", "too_early"})
 # Outcomes refused because of the reply itself: HTTP 422.
 REFUSALS = frozenset({"unknown_option", "withheld"})
+# The responder may not decide this case (the design's responder policy): HTTP 403.
+FORBIDDEN = frozenset({"not_allowed"})
 
 
 @dataclass(frozen=True)
@@ -178,6 +182,17 @@ def _answer_locked(
             f"Escalation {row.id} is still being routed ({row.state}); answer again in a moment.",
         )
     assert match.option is not None
+    verdict = may_decide(
+        parse_design(row.design, source=f"escalation {row.id}"),
+        severity=row.severity,
+        trigger_type=row.trigger_type,
+        responder=responder,
+        owner=row.owner,
+        resumes=match.option.resumes,
+    )
+    if not verdict.allowed:
+        keep("not_allowed")
+        return Answer(row.id, "not_allowed", f"Not decided: {verdict.reason}.")
     reply_id = keep("decided")
     result = stages.decide(
         case_of(row), match.option, responder=responder, channel=channel, now=now

@@ -57,6 +57,7 @@ def accept(
         design=design.model_dump(mode="json"),
         design_hash=design.content_hash,
         cites_id=cites_id,
+        owner=admission.owner,
         created_at=now,
         updated_at=now,
     )

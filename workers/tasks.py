@@ -142,17 +142,14 @@ def escalate(
     snapshot: Any = None,
     options: Any = None,
     wake: Any = None,
+    owner: Any = None,
+    **unknown: Any,
 ) -> dict[str, Any]:
     """Intake by name: `send_task("escalation.escalate", kwargs={"packet": {...}, ...})`."""
     runtime = runtime_for(self.app)
-    request = {
-        "packet": packet,
-        **{
-            key: value
-            for key, value in (("snapshot", snapshot), ("options", options), ("wake", wake))
-            if value is not None
-        },
-    }
+    given = {"snapshot": snapshot, "options": options, "wake": wake, "owner": owner}
+    # Unknown keyword arguments are passed on, so the refusal names them (not a TypeError).
+    request = {"packet": packet, **{k: v for k, v in given.items() if v is not None}, **unknown}
     try:
         accepted = accept(runtime, request, record_refusal=True)
     except PacketRefused as refused:

@@ -10,7 +10,7 @@ from workflows.case import Option, parse_options
 from workflows.packet_checks import CheckResult, check_packet
 
 FINGERPRINT_KINDS = {"none": None, "git": "path", "file": "path", "http": "url"}
-REQUEST_KEYS = {"packet", "snapshot", "options", "wake"}
+REQUEST_KEYS = {"packet", "snapshot", "options", "wake", "owner"}
 SNAPSHOT_TEXT = ("verified", "proof", "checked_at")
 WAKE_KEYS = {"task", "webhook", "fallback_file"}
 
@@ -25,6 +25,7 @@ class Admission:
     snapshot: Mapping[str, Any] = field(default_factory=dict)
     options: tuple[Option, ...] = ()
     wake: Mapping[str, Any] = field(default_factory=dict)
+    owner: str | None = None  # the run's owner as a reply identity, e.g. slack:U123
 
     @property
     def accepted(self) -> bool:
@@ -86,11 +87,11 @@ def _check_wake(raw: object, problems: list[str]) -> dict[str, Any]:
 def admit(
     request: object, *, find_secrets: Callable[..., Sequence[Any]] | None = None
 ) -> Admission:
-    """Check a request `{packet, snapshot?, options?, wake?}`; refuse it with every problem."""
+    """Check a request `{packet, snapshot?, options?, wake?, owner?}`; refuse every problem."""
     if not isinstance(request, dict):
         return Admission(("request: must be an object with a packet",))
     problems = [
-        f"{key}: unknown field (use packet, snapshot, options, wake)"
+        f"{key}: unknown field (use packet, snapshot, options, wake, owner)"
         for key in sorted(set(request) - REQUEST_KEYS)
     ]
     check = check_packet(request.get("packet"), find_secrets=find_secrets)
@@ -110,6 +111,17 @@ def admit(
                 f"{finding.field}: contains a secret ({finding.kind})"
                 for finding in find_secrets(request.get(part) or {}, path=part)
             ]
+    owner = request.get("owner")
+    if owner is not None and (not isinstance(owner, str) or not owner.strip()):
+        problems.append("owner: must be the run owner's reply identity, e.g. slack:U123")
     if problems:
         return Admission(tuple(problems), check)
-    return Admission((), check, dict(request["packet"]), snapshot, options, wake)
+    return Admission(
+        (),
+        check,
+        dict(request["packet"]),
+        snapshot,
+        options,
+        wake,
+        owner.strip() if isinstance(owner, str) else None,
+    )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
@@ -208,6 +209,107 @@ def rename(parent: tuple[str, ...], old: str, new: str) -> Mutation:
             "never_escalate[0].cases: must list at least one entry",
             id="never-escalate-without-cases",
         ),
+        pytest.param(
+            set_in("severities", "high", "deciders", ["slack:U1", "U123"]),
+            "severities.high.deciders[1]: 'U123' has no channel; write channel:id "
+            "(e.g. slack:U123, cli:U123) or channel:*",
+            id="decider-without-channel",
+        ),
+        pytest.param(
+            set_in("severities", "high", "deciders", [""]),
+            "severities.high.deciders[0]: must be an identity, got an empty value",
+            id="decider-empty",
+        ),
+        pytest.param(
+            set_in("severities", "high", "deciders", ["slack: U1"]),
+            "severities.high.deciders[0]: 'slack: U1' has a space; only 'link via <tag>' may",
+            id="decider-with-space",
+        ),
+        pytest.param(
+            set_in("severities", "high", "deciders", ["*"]),
+            "severities.high.deciders[0]: '*' would let anyone decide: leave deciders out",
+            id="decider-anyone",
+        ),
+        pytest.param(
+            set_in("severities", "high", "deciders", ["slack:U1*"]),
+            "severities.high.deciders[0]: 'slack:U1*': * stands for a whole id only "
+            "(write slack:*)",
+            id="decider-partial-wildcard",
+        ),
+        pytest.param(
+            set_in("severities", "high", "deciders", ["*:U1"]),
+            "severities.high.deciders[0]: '*:U1': name the channel; only the id may be *",
+            id="decider-channel-wildcard",
+        ),
+        pytest.param(
+            set_in("severities", "high", "deciders", ["slack:"]),
+            "severities.high.deciders[0]: 'slack:' has no id after the colon",
+            id="decider-without-id",
+        ),
+        pytest.param(
+            set_in("severities", "high", "deciders", ["link:ops"]),
+            "severities.high.deciders[0]: 'link:ops' never matches: a link answers as "
+            "'link via <tag>' (write link via ops, or link:* for any link)",
+            id="decider-link-colon-tag",
+        ),
+        pytest.param(
+            set_in("severities", "high", "deciders", ["link via ops oncall"]),
+            "severities.high.deciders[0]: 'link via ops oncall' must be 'link via <tag>' "
+            "with one apprise tag",
+            id="decider-link-two-tags",
+        ),
+        pytest.param(
+            set_in("severities", "high", "deciders", ["link via *"]),
+            "severities.high.deciders[0]: 'link via *': write link:* for a link sent to any tag",
+            id="decider-link-via-star",
+        ),
+        pytest.param(
+            set_in("severities", "high", "deciders", ["json://example.test/hook"]),
+            "severities.high.deciders[0]: 'json://example.test/hook' is a URL, not an identity",
+            id="decider-url",
+        ),
+        pytest.param(
+            set_in("severities", "high", "deciders", [123]),
+            "severities.high.deciders[0]: expected text, got number 123",
+            id="decider-number",
+        ),
+        pytest.param(
+            set_in("severities", "high", "deciders", "slack:U1"),
+            "severities.high.deciders: expected a list, got text 'slack:U1'",
+            id="deciders-not-a-list",
+        ),
+        pytest.param(
+            set_in("severities", "high", "deciders", ["slack:U1", "SLACK:u1"]),
+            "severities.high.deciders[1]: 'SLACK:u1' is listed twice (identities ignore case)",
+            id="decider-twice",
+        ),
+        pytest.param(
+            set_in("owner_may_not_approve", ["harm_risk", "harm"]),
+            "owner_may_not_approve[1]: unknown trigger type (did you mean 'harm_risk'? "
+            "valid: blocked, uncertain, harm_risk, cost_risk, permission_denied, "
+            "conflicting_instructions, missing_input, tool_failure)",
+            id="owner-rule-unknown-trigger",
+        ),
+        pytest.param(
+            set_in("owner_may_not_approve", ["harm_risk", "harm_risk"]),
+            "owner_may_not_approve[1]: harm_risk is listed twice",
+            id="owner-rule-twice",
+        ),
+        pytest.param(
+            set_in("owner_may_not_approve", "harm_risk"),
+            "owner_may_not_approve: expected a list, got text 'harm_risk'",
+            id="owner-rule-not-a-list",
+        ),
+        pytest.param(
+            set_in("owner_may_not_aprove", []),
+            "owner_may_not_aprove: unknown key (did you mean 'owner_may_not_approve'?",
+            id="owner-rule-typo",
+        ),
+        pytest.param(
+            set_in("severities", "high", "decider", ["slack:U1"]),
+            "severities.high.decider: unknown key (did you mean 'deciders'?",
+            id="deciders-typo",
+        ),
     ],
 )
 def test_given_a_malformed_design_when_loaded_then_the_problem_names_its_key_path(
@@ -325,3 +427,93 @@ def test_given_python_values_when_built_directly_then_the_same_rules_apply() -> 
     data["severities"]["critical"]["waiting_behavior"] = "safe_subset"
     with pytest.raises(ValidationError):
         Design.model_validate(data)
+
+
+def design_using_new_keys() -> dict[str, Any]:
+    """The fast example with every decider form and a stricter owner rule."""
+    data = fast_design_data()
+    data["severities"]["high"]["deciders"] = ["slack:U123", "telegram:*", "api:operator"]
+    data["severities"]["critical"]["deciders"] = ["link via oncall-pager", "link:*"]
+    data["owner_may_not_approve"] = ["harm_risk", "cost_risk"]
+    return data
+
+
+def test_given_deciders_and_an_owner_rule_when_loaded_then_they_read_as_written(
+    tmp_path: Path,
+) -> None:
+    # Given
+    data = design_using_new_keys()
+    data["severities"]["critical"]["deciders"][0] = "  link   via oncall-pager "
+    # When
+    design = load_design(write(tmp_path, data))
+    # Then
+    assert design.tier("high").deciders == ("slack:U123", "telegram:*", "api:operator")
+    assert design.tier("critical").deciders == ("link via oncall-pager", "link:*")
+    assert design.tier("low").deciders == ()
+    assert design.owner_may_not_approve == (TriggerType.HARM_RISK, TriggerType.COST_RISK)
+
+
+def test_given_no_owner_rule_when_loaded_then_owners_may_not_approve_harm_risk() -> None:
+    design = load_design(EXAMPLES / "design-fast.yaml")
+    assert design.owner_may_not_approve == (TriggerType.HARM_RISK,)
+    assert all(design.tier(s).deciders == () for s in Severity)
+
+
+def test_given_a_design_using_the_new_keys_when_frozen_as_json_then_it_parses_back_equal() -> None:
+    # Given a design with deciders and an owner rule, frozen the way an escalation keeps it
+    design = parse_design(design_using_new_keys(), source="test")
+    frozen = json.loads(json.dumps(design.model_dump(mode="json")))
+    # When it is parsed back later
+    again = parse_design(frozen, source="<frozen>")
+    # Then nothing is lost, and it cites the same design
+    assert frozen["owner_may_not_approve"] == ["harm_risk", "cost_risk"]
+    assert frozen["severities"]["critical"]["deciders"] == ["link via oncall-pager", "link:*"]
+    assert again == design
+    assert again.content_hash == design.content_hash
+
+
+@pytest.mark.parametrize(
+    "mutation",
+    [
+        pytest.param(set_in("owner_may_not_approve", ["harm_risk"]), id="owner-rule-default"),
+        pytest.param(set_in("severities", "high", "deciders", []), id="empty-deciders"),
+    ],
+)
+def test_given_a_new_key_at_its_default_when_hashed_then_the_hash_is_as_without_it(
+    tmp_path: Path, mutation: Mutation
+) -> None:
+    # Given the same design with a new key written out at its default
+    data = fast_design_data()
+    mutation(data)
+    # When / Then designs written before the keys existed keep the hash they were cited by
+    plain = load_design(EXAMPLES / "design-fast.yaml")
+    assert load_design(write(tmp_path, data)).content_hash == plain.content_hash
+
+
+@pytest.mark.parametrize(
+    "mutation",
+    [
+        pytest.param(set_in("owner_may_not_approve", []), id="owner-rule-off"),
+        pytest.param(set_in("severities", "high", "deciders", ["slack:U1"]), id="deciders"),
+    ],
+)
+def test_given_a_new_key_set_when_hashed_then_the_hash_changes(
+    tmp_path: Path, mutation: Mutation
+) -> None:
+    data = fast_design_data()
+    mutation(data)
+    plain = load_design(EXAMPLES / "design-fast.yaml")
+    assert load_design(write(tmp_path, data)).content_hash != plain.content_hash
+
+
+def test_given_the_examples_commented_deciders_when_uncommented_then_the_design_loads(
+    tmp_path: Path,
+) -> None:
+    # Given the example with its commented deciders line switched on
+    text = (EXAMPLES / "design.yaml").read_text()
+    assert text.count("    # deciders: ") == 1
+    path = tmp_path / "design.yaml"
+    path.write_text(text.replace("    # deciders: ", "    deciders: "))
+    # When / Then
+    deciders = load_design(path).tier("critical").deciders
+    assert deciders == ("slack:U0ONCALL1", "telegram:*", "api:operator", "link via oncall-pager")

@@ -322,3 +322,45 @@ def test_an_ntfy_button_press_decides(service: Harness, platform_api: TestClient
     pressed = platform_api.post("/v1/inbound/ntfy", content=f"{code_in(message)} approve".encode())
     assert pressed.status_code == 200 and pressed.json()["outcome"] == "decided"
     assert service.decisions(case_id)[0].channel == "ntfy"
+
+
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+def test_the_runs_owner_may_not_approve_its_own_harm_risk_case(
+    service: Harness, platform_api: TestClient
+) -> None:
+    import json
+
+    # Given a harm_risk case raised by a run whose owner is Slack user U1
+    packet = {**valid_packet(), "packet_id": "esc-owner-1", "trigger_type": "harm_risk"}
+    service.send(packet, owner="slack:U1")
+    case = service.case("run-8842", "esc-owner-1")
+    service.sink.wait_for(
+        lambda got: any("esc-owner-1" in r.body["message"] for r in got if r.path == "/ops")
+    )
+    message = next(
+        r.body["message"] for r in service.sink.posts("/ops") if "esc-owner-1" in r.body["message"]
+    )
+    service.in_state(case.id, "awaiting", "followed_up")
+    code = code_in(message)
+
+    def from_slack(user: str, words: str, msg: str) -> Any:
+        event = {
+            "type": "event_callback",
+            "event": {
+                "type": "message",
+                "user": user,
+                "client_msg_id": msg,
+                "channel": "C1",
+                "ts": "1.0",
+                "text": f"{code} {words}",
+            },
+        }
+        return slack_post(platform_api, json.dumps(event).encode())
+
+    # When the owner approves, it is refused and recorded; nothing is decided
+    refused = from_slack("U1", "approve", "o-1")
+    assert refused.status_code == 403 and "owner may not approve" in refused.json()["message"]
+    assert service.decisions(case.id) == []
+    # Then another decider's approval decides
+    accepted = from_slack("U2", "approve", "o-2")
+    assert accepted.status_code == 200 and accepted.json()["outcome"] == "decided"
