@@ -421,7 +421,9 @@ def inbox(
 
 def _mount_subcommands() -> None:
     from api.design_cli import design_app
+    from api.parse_reply_cli import register
 
+    register(app)
     app.add_typer(design_app, name="design", help="Validate design records (SPEC §2).")
 
 

@@ -51,6 +51,7 @@ class OptionIn(BaseModel):
     value: str | None = None
     description: str = ""
     resumes: bool | None = None
+    destructive: bool = Field(default=False, description="answering it needs CONFIRM <label>")
 
 
 class WakeIn(BaseModel):

@@ -26,7 +26,13 @@ from workers.runtime import Runtime
 from workers.tasks import nudge
 from workflows import stages
 from workflows.errors import NotFound
-from workflows.replies import GRAMMAR_VERSION, ReplyMatch, match_option_name, match_reply
+from workflows.replies import (
+    GRAMMAR_VERSION,
+    ReplyMatch,
+    clarification,
+    match_option_name,
+    parse_reply,
+)
 from workflows.responders import may_decide
 from workflows.secrets import scan_text
 from workflows.states import OPEN_FOR_DECISION, TERMINAL, State
@@ -81,7 +87,8 @@ def _understand(row: Escalation, option: str | None, text: str) -> tuple[ReplyMa
         if chosen is None:
             return ReplyMatch("comment"), "unknown_option"
         return ReplyMatch("decision", chosen, "option"), None
-    return match_reply(options, text), None
+    destructive = frozenset(o.label for o in options if o.destructive)
+    return parse_reply(text, options, destructive=destructive), None
 
 
 def answer(
@@ -169,10 +176,10 @@ def _answer_locked(
         keep("superseded")
         return _superseded(row, existing)
     if not match.decides:
-        keep(match.kind)
-        what = "ambiguous" if match.kind == "ambiguous" else "not a decision"
+        outcome = "needs_confirmation" if match.needs_confirmation else match.kind
+        keep(outcome)
         return Answer(
-            row.id, match.kind, f"Recorded, {what}: answer one of {_valid_answers(row)} to decide."
+            row.id, outcome, "Recorded. " + clarification(case_of(row).options, match=match)
         )
     if State(row.state) not in OPEN_FOR_DECISION:
         keep("too_early")

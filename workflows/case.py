@@ -26,6 +26,7 @@ class Option:
     value: str
     description: str = ""
     resumes: bool = True
+    destructive: bool = False  # answering it takes an explicit CONFIRM step
 
 
 @dataclass(frozen=True)
@@ -70,9 +71,13 @@ def parse_options(raw: object) -> tuple[Option, ...]:
         if not isinstance(description, str):
             raise ValueError(f"options[{index}].description: must be text")
         resumes = entry.get("resumes", value.strip().lower() not in STOP_WORDS)
-        if not isinstance(resumes, bool):
-            raise ValueError(f"options[{index}].resumes: must be true or false")
-        options.append(Option(label.strip(), value.strip(), description.strip(), resumes))
+        destructive = entry.get("destructive", False)
+        for name, flag in (("resumes", resumes), ("destructive", destructive)):
+            if not isinstance(flag, bool):
+                raise ValueError(f"options[{index}].{name}: must be true or false")
+        options.append(
+            Option(label.strip(), value.strip(), description.strip(), resumes, destructive)
+        )
     labels = [option.label.lower() for option in options]
     if len(set(labels)) != len(labels):
         raise ValueError("options: two options share a label")
@@ -82,6 +87,12 @@ def parse_options(raw: object) -> tuple[Option, ...]:
 def options_to_json(options: Sequence[Option]) -> list[dict[str, Any]]:
     """Options as stored in SQL and shown by the API."""
     return [
-        {"label": o.label, "value": o.value, "description": o.description, "resumes": o.resumes}
+        {
+            "label": o.label,
+            "value": o.value,
+            "description": o.description,
+            "resumes": o.resumes,
+            **({"destructive": True} if o.destructive else {}),
+        }
         for o in options
     ]

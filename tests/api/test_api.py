@@ -427,7 +427,7 @@ def test_given_a_secret_in_the_request_when_raised_then_422_and_it_is_stored_now
         ),
         ({"wake": {"task": " "}}, "wake.task: must be non-empty text"),
         ({"wake": {"webhook": "ftp://example.com/x"}}, "wake.webhook: must be an http(s) URL"),
-        ({"callback": "x"}, "callback: unknown field (use packet, snapshot, options, wake)"),
+        ({"callback": "x"}, "callback: unknown field (use packet, snapshot, options, wake, owner)"),
     ],
 )
 def test_given_a_bad_shape_beside_the_packet_when_raised_then_422_naming_the_field(

@@ -364,3 +364,28 @@ def test_the_runs_owner_may_not_approve_its_own_harm_risk_case(
     # Then another decider's approval decides
     accepted = from_slack("U2", "approve", "o-2")
     assert accepted.status_code == 200 and accepted.json()["outcome"] == "decided"
+
+
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+def test_a_destructive_option_takes_an_explicit_confirm(service: Harness, api: TestClient) -> None:
+    case_id, message = notified(
+        service,
+        "esc-confirm-1",
+        options=[{"label": "wipe", "description": "drop the table", "destructive": True}, "keep"],
+    )
+    code = code_in(message)
+
+    def say(words: str) -> Any:
+        return api.post(
+            "/v1/inbound/text",
+            headers=OPERATOR,
+            json={"text": f"{code} {words}", "channel": "c", "sender": "ana"},
+        )
+
+    first = say("wipe")
+    assert first.status_code == 200 and first.json()["outcome"] == "needs_confirmation"
+    assert 'reply "CONFIRM wipe"' in first.json()["message"]
+    assert service.decisions(case_id) == []
+    confirmed = say("CONFIRM wipe")
+    assert confirmed.status_code == 200 and confirmed.json()["outcome"] == "decided"
+    assert service.decisions(case_id)[0].option == "wipe"

@@ -14,7 +14,7 @@ from workflows.examples import incomplete_packet, valid_packet
 from workflows.intake import Admission, admit
 from workflows.secrets import find_secrets
 
-UNKNOWN_FIELD = "unknown field (use packet, snapshot, options, wake)"
+UNKNOWN_FIELD = "unknown field (use packet, snapshot, options, wake, owner)"
 KINDS = "none, git, file, http"
 
 

@@ -1,11 +1,25 @@
-"""Reply grammar (SPEC §7): a reply becomes a decision, or a comment, never a guess."""
+"""Reply grammar (SPEC §6, §7): a reply becomes a decision, or a comment, never a guess."""
 
 from __future__ import annotations
 
-import pytest
+import json
+from pathlib import Path
+from typing import Any
 
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from api.parse_reply_cli import register
 from workflows.case import Option, parse_options
-from workflows.replies import ReplyMatch, match_option_name, match_reply
+from workflows.replies import (
+    GRAMMAR_VERSION,
+    ReplyMatch,
+    clarification,
+    match_option_name,
+    match_reply,
+    parse_reply,
+)
 
 DEFAULTS = parse_options(None)  # approve, deny
 APPROVE, DENY = DEFAULTS
@@ -256,3 +270,309 @@ def test_match_option_name_finds_an_option_by_its_exact_label_or_value(
 
 def test_match_option_name_with_no_options_is_none() -> None:
     assert match_option_name((), "approve") is None
+
+
+# --- the labelled corpus (tests/workflows/reply_corpus.jsonl) ---------------------------------
+
+CORPUS_PATH = Path(__file__).with_name("reply_corpus.jsonl")
+CORPUS: list[dict[str, Any]] = [
+    json.loads(line) for line in CORPUS_PATH.read_text(encoding="utf-8").splitlines() if line
+]
+DECIDING = frozenset({"decision", "command", "confirm"})
+
+
+def corpus_id(row: dict[str, Any]) -> str:
+    reply = str(row["reply"]).replace("\n", "\\n").replace("\t", "\\t")
+    return reply if reply.strip() else repr(reply)
+
+
+def parse_row(row: dict[str, Any], reply: str | None = None) -> ReplyMatch:
+    return parse_reply(
+        row["reply"] if reply is None else reply,
+        parse_options(row["options"]) if row["options"] else (),
+        pipeline=row["pipeline"],
+        critical=row["critical"],
+        destructive=frozenset(row.get("destructive", ())),
+        allowed_commands=row.get("allowed"),
+    )
+
+
+@pytest.mark.parametrize("row", CORPUS, ids=corpus_id)
+def test_given_a_labelled_reply_then_it_is_read_as_labelled(row: dict[str, Any]) -> None:
+    # Given a reply, the case's options and mode / When parsed
+    match = parse_row(row)
+    expect = row["expect"]
+    # Then the kind, the option and the command are the labelled ones: never another action
+    chosen = match.option.label if match.option else None
+    assert (match.kind, chosen, match.command) == (
+        expect["kind"],
+        expect.get("option"),
+        expect.get("command"),
+    ), match.to_dict()
+    for extra in ("matched_by", "needs_confirmation"):
+        if extra in expect:
+            assert getattr(match, extra) == expect[extra], match.to_dict()
+    assert match.decides == (expect["kind"] in DECIDING and not match.needs_confirmation)
+    assert match.raw_reply == row["reply"]
+    assert match.grammar_version == GRAMMAR_VERSION
+
+
+def test_the_corpus_is_large_and_covers_every_kind_of_reply() -> None:
+    categories = {row["category"] for row in CORPUS}
+    assert len(CORPUS) >= 150
+    assert {
+        "option_exact",
+        "option_prefix",
+        "command",
+        "alias",
+        "typo",
+        "negation",
+        "two_actions",
+        "bare",
+        "question",
+        "emoji",
+        "punctuation",
+        "confirm",
+        "skip",
+        "nuclear",
+        "critical",
+        "destructive",
+        "not_allowed",
+        "comment",
+    } <= categories
+    assert any(row["reply"] != row["reply"].lower() for row in CORPUS)  # case
+    assert {row["expect"]["kind"] for row in CORPUS} == DECIDING | {"ambiguous", "comment"}
+
+
+DECIDING_ROWS = [row for row in CORPUS if row["expect"]["kind"] in DECIDING]
+
+
+@pytest.mark.parametrize("row", DECIDING_ROWS, ids=corpus_id)
+def test_given_a_deciding_reply_when_negated_then_it_decides_nothing(row: dict[str, Any]) -> None:
+    for negated in (f"don't {row['reply']}", f"do not {row['reply']}", f"never {row['reply']}"):
+        assert not parse_row(row, negated).decides, negated
+
+
+@pytest.mark.parametrize("row", DECIDING_ROWS, ids=corpus_id)
+def test_given_a_deciding_reply_when_asked_back_then_it_decides_nothing(
+    row: dict[str, Any],
+) -> None:
+    # The question mark goes on the reply's own line, not into the quoted message around it.
+    lines = str(row["reply"]).split("\n")
+    own = next(i for i, line in enumerate(lines) if not line.startswith(">"))
+    for ask in ("{}?", "{} ? 🤔", "¿{}？"):
+        asked = "\n".join(ask.format(line) if i == own else line for i, line in enumerate(lines))
+        assert not parse_row(row, asked).decides, asked
+
+
+# --- the structured result ----------------------------------------------------------------------
+
+
+def test_a_decision_carries_option_value_score_and_the_raw_reply() -> None:
+    # Given a reply with a typo / When parsed
+    match = parse_reply("aprove it", BACKUP_OPTIONS + DEFAULTS)
+    # Then
+    assert match.to_dict() == {
+        "kind": "decision",
+        "option": "approve",
+        "value": "approve",
+        "command": None,
+        "matched_by": "fuzzy",
+        "confidence": 0.923,
+        "raw_reply": "aprove it",
+        "grammar_version": "2",
+        "needs_confirmation": False,
+        "reason": None,
+    }
+
+
+def test_confidence_is_one_when_named_in_full_and_lower_for_prefix_and_fuzzy() -> None:
+    assert parse_reply("approve", DEFAULTS).confidence == 1.0
+    assert parse_reply("RESET_PHASE", (), pipeline=True).confidence == 1.0
+    assert parse_reply("approve it now", DEFAULTS).confidence < 1.0
+    assert parse_reply("app", DEFAULTS).confidence < parse_reply("appro", DEFAULTS).confidence < 1.0
+    assert 0.8 <= parse_reply("procede", (), pipeline=True).confidence < 1.0
+    assert parse_reply("thanks", DEFAULTS).confidence == 0.0
+
+
+def test_a_command_carries_its_name_and_no_option() -> None:
+    match = parse_reply("restart phase", DEFAULTS, pipeline=True)
+    assert (match.kind, match.option, match.command, match.matched_by) == (
+        "command",
+        None,
+        "RESET_PHASE",
+        "alias",
+    )
+    assert match.to_dict()["value"] is None
+    assert match.decides
+
+
+def test_a_destructive_action_waits_for_an_explicit_confirm() -> None:
+    # Given a nuclear reset named / Then it is understood but does not decide
+    first = parse_reply("NUCLEAR_RESET", (), pipeline=True)
+    assert (first.command, first.needs_confirmation, first.decides) == (
+        "NUCLEAR_RESET",
+        True,
+        False,
+    )
+    # When confirmed / Then the confirmation decides (the caller matches it to the request)
+    confirmed = parse_reply("CONFIRM nuclear reset", (), pipeline=True)
+    assert (confirmed.kind, confirmed.command, confirmed.matched_by) == (
+        "confirm",
+        "NUCLEAR_RESET",
+        "confirm",
+    )
+    assert confirmed.decides and not confirmed.needs_confirmation
+
+
+def test_a_command_past_the_cap_is_recorded_but_refused() -> None:
+    # Given the reset cap is reached (only PROCEED and STOP execute)
+    match = parse_reply("reset phase", (), pipeline=True, allowed_commands=["proceed", "STOP"])
+    # Then the command is recorded, nothing is decided
+    assert (match.kind, match.command, match.reason, match.decides) == (
+        "comment",
+        "RESET_PHASE",
+        "not_allowed",
+        False,
+    )
+
+
+def test_an_unknown_allowed_command_is_refused() -> None:
+    with pytest.raises(ValueError, match="RETRY"):
+        parse_reply("proceed", (), pipeline=True, allowed_commands=["RETRY"])
+
+
+def test_match_reply_reads_options_only() -> None:
+    # Given no pipeline / Then §6 commands are words like any other
+    assert match_reply(DEFAULTS, "proceed") == ReplyMatch("comment")
+    assert match_reply(DEFAULTS, "approve") == parse_reply("approve", DEFAULTS)
+
+
+def test_a_match_of_an_unknown_kind_is_refused() -> None:
+    with pytest.raises(ValueError, match="kind"):
+        ReplyMatch("maybe")
+
+
+def test_confirm_and_a_confirmed_command_decide_while_a_pending_one_does_not() -> None:
+    assert ReplyMatch("confirm", None, "confirm", "NUCLEAR_RESET").decides
+    assert ReplyMatch("command", None, "command", "STOP").decides
+    assert not ReplyMatch("command", None, "command", "STOP", needs_confirmation=True).decides
+
+
+# --- clarifications -----------------------------------------------------------------------------
+
+
+def test_a_clarification_lists_the_valid_answers() -> None:
+    match = parse_reply("approve or deny", DEFAULTS)
+    text = clarification(DEFAULTS, match=match)
+    assert text == (
+        "That names more than one answer, so nothing was decided. "
+        "Reply with exactly one of: approve, deny."
+    )
+
+
+def test_a_clarification_lists_offered_commands_too() -> None:
+    match = parse_reply("reset", (), pipeline=True)
+    text = clarification((), ["RESET_PHASE", "PROCEED", "STOP"], match=match)
+    assert text.startswith("That does not say which one")
+    assert text.endswith("one of: RESET_PHASE, PROCEED, STOP.")
+
+
+def test_a_clarification_for_a_destructive_action_asks_for_the_confirm() -> None:
+    match = parse_reply("nuclear reset", (), pipeline=True)
+    text = clarification((), ["PROCEED", "STOP", "NUCLEAR_RESET"], match=match)
+    assert 'reply "CONFIRM NUCLEAR_RESET"' in text
+
+
+def test_a_clarification_for_a_refused_command_names_it() -> None:
+    match = parse_reply("reset phase", (), pipeline=True, allowed_commands=["PROCEED", "STOP"])
+    text = clarification((), ["PROCEED", "STOP"], match=match)
+    assert text.startswith("RESET_PHASE cannot be used now, so nothing was decided.")
+
+
+def test_a_clarification_without_a_match_still_lists_the_answers() -> None:
+    assert clarification(DEFAULTS).endswith("one of: approve, deny.")
+    assert clarification(()).endswith("one of: (none).")
+
+
+# --- escalate parse-reply -----------------------------------------------------------------------
+
+
+@pytest.fixture
+def cli() -> typer.Typer:
+    # Mounted the way api/cli.py mounts it, with a callback so "parse-reply" stays a subcommand.
+    app = typer.Typer()
+
+    @app.callback()
+    def root() -> None:
+        """A stand-in for the escalate app."""
+
+    register(app)
+    return app
+
+
+def invoke(cli: typer.Typer, *args: str) -> tuple[int, dict[str, Any]]:
+    result = CliRunner().invoke(cli, ["parse-reply", *args])
+    assert result.exit_code in (0, 1), result.output
+    return result.exit_code, json.loads(result.stdout)
+
+
+def test_given_an_option_reply_when_parsed_by_the_cli_then_json_and_exit_0(
+    cli: typer.Typer,
+) -> None:
+    code, out = invoke(cli, "--option", "Use backup", "--option", "Retry", "use", "backup", "now")
+    assert code == 0
+    assert out["kind"] == "decision"
+    assert (out["option"], out["value"], out["matched_by"]) == (
+        "Use backup",
+        "Use backup",
+        "prefix",
+    )
+    assert (out["raw_reply"], out["grammar_version"]) == ("use backup now", "2")
+
+
+def test_given_no_options_then_the_cli_uses_the_default_approve_and_deny(cli: typer.Typer) -> None:
+    code, out = invoke(cli, "deny")
+    assert (code, out["option"]) == (0, "deny")
+
+
+def test_given_a_pipeline_command_then_the_cli_prints_it(cli: typer.Typer) -> None:
+    code, out = invoke(cli, "--pipeline", "RESTART PHASE")
+    assert code == 0
+    assert (out["kind"], out["command"], out["matched_by"]) == ("command", "RESET_PHASE", "alias")
+
+
+def test_given_a_comment_or_an_ambiguous_reply_then_the_cli_exits_1(cli: typer.Typer) -> None:
+    assert invoke(cli, "--pipeline", "don't", "stop")[0] == 1
+    code, out = invoke(cli, "--pipeline", "reset")
+    assert (code, out["kind"]) == (1, "ambiguous")
+
+
+def test_given_a_critical_stop_then_the_cli_wants_a_confirm(cli: typer.Typer) -> None:
+    code, out = invoke(cli, "--pipeline", "--critical", "stop")
+    assert (code, out["needs_confirmation"]) == (1, True)
+    code, out = invoke(cli, "--pipeline", "--critical", "confirm", "stop")
+    assert (code, out["kind"]) == (0, "confirm")
+
+
+def test_given_a_destructive_option_then_the_cli_wants_a_confirm(cli: typer.Typer) -> None:
+    args = ("--option", "Drop table", "--option", "Keep", "--destructive", "drop table")
+    assert invoke(cli, *args, "drop", "table")[0] == 1
+    code, out = invoke(cli, *args, "confirm", "drop", "table")
+    assert (code, out["kind"], out["option"]) == (0, "confirm", "Drop table")
+
+
+def test_given_the_reset_cap_then_the_cli_refuses_a_reset(cli: typer.Typer) -> None:
+    code, out = invoke(cli, "--pipeline", "--allow", "PROCEED", "--allow", "STOP", "reset phase")
+    assert (code, out["kind"], out["command"], out["reason"]) == (
+        1,
+        "comment",
+        "RESET_PHASE",
+        "not_allowed",
+    )
+
+
+def test_given_bad_input_then_the_cli_exits_2(cli: typer.Typer) -> None:
+    result = CliRunner().invoke(cli, ["parse-reply", "--option", "a", "--option", "A", "a"])
+    assert result.exit_code == 2
+    assert "two options share a label" in result.output
