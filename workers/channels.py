@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote, urlencode
 
 import apprise
 from apprise.result import AppriseResultStatus
@@ -95,10 +97,20 @@ def dev_apprise_config(settings: Settings, tags: set[str]) -> Path:
     return path
 
 
-def _send_once(channel: Channel, title: str, body: str, timeout: float) -> SendOutcome:
+def is_ntfy(channel: Channel) -> bool:
+    return str(channel.name).startswith(("ntfy://", "ntfys://"))
+
+
+def _send_once(
+    channel: Channel, title: str, body: str, timeout: float, url_params: Mapping[str, str]
+) -> SendOutcome:
     single = apprise.Apprise()
     # A fresh plugin per send: threads sending at once share no plugin state.
-    single.add(channel.service.url())
+    url = channel.service.url()
+    if url_params:  # per-message settings apprise reads from the URL (e.g. ntfy actions)
+        # %20, not "+": apprise unquotes URL values without reading "+" as a space
+        url += ("&" if "?" in url else "?") + urlencode(url_params, quote_via=quote)
+    single.add(url)
     result = single.notify(body=body, title=title, timeout=timeout)
     if result.status == AppriseResultStatus.SUCCESS:
         return SendOutcome(SENT)
@@ -118,6 +130,7 @@ def send(
     tries: int,
     first_backoff: float,
     timeout: float,
+    url_params: Mapping[str, str] | None = None,
 ) -> SendOutcome:
     """Send with exponential backoff and jitter on definite failures; never retry unknown."""
 
@@ -145,7 +158,7 @@ def send(
     def attempt() -> SendOutcome:
         nonlocal tried
         tried += 1
-        return _send_once(channel, title, body, timeout)
+        return _send_once(channel, title, body, timeout, url_params or {})
 
     outcome: SendOutcome = retrying(attempt)
     return SendOutcome(outcome.state, outcome.error, tried)

@@ -28,6 +28,8 @@ from models.store import (
 from models.tables import Delivery, Escalation
 from workers import channels, names
 from workers.answering import answer_links, reply_token, token_hash
+from workers.inbound.ntfy import MAX_ACTIONS
+from workers.inbound.ntfy import answer_actions as answer_actions_header
 from workers.intake import accept
 from workers.probes import ProbeError, read_fingerprint
 from workers.runtime import Runtime, runtime_for
@@ -333,7 +335,20 @@ def _send(app: Any, runtime: Runtime, delivery: Delivery) -> channels.SendOutcom
         tries=settings.delivery_tries,
         first_backoff=settings.delivery_backoff,
         timeout=settings.send_timeout,
+        url_params=_ntfy_buttons(runtime, delivery) if channels.is_ntfy(channel) else None,
     )
+
+
+def _ntfy_buttons(runtime: Runtime, delivery: Delivery) -> dict[str, str]:
+    """ntfy shows up to three answer buttons that POST '<code> <option>' back to us."""
+    with transaction(runtime.engine) as session:
+        row = session.get(Escalation, delivery.escalation_id)
+        labels = [option["label"] for option in (row.options if row else [])][:MAX_ACTIONS]
+    if not labels:
+        return {}
+    inbound = f"{runtime.settings.resolved_public_url}/v1/inbound/ntfy"
+    token = reply_token(runtime.answer_key, delivery.escalation_id)
+    return {"actions": answer_actions_header([(label, inbound) for label in labels], token=token)}
 
 
 def _personalised(runtime: Runtime, delivery: Delivery, tag: str) -> str:
