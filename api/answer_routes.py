@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections import defaultdict, deque
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
@@ -17,83 +16,26 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from api.auth import require
 from models.db import transaction
 from models.tables import Escalation
-from workers.answering import LinkRefused, looks_like_token, normalise_token, read_link
-from workers.answers import CONFLICTS, FORBIDDEN, REFUSALS, Answer, answer, find_by_token
+from workers.answering import LinkRefused, read_link
+from workers.answers import answer
 from workers.inbound import ntfy, slack, telegram
 from workers.inbound.common import Ignored, InboundMessage, InboundRejected
+from workers.inbound.dispatch import MissLimiter, route_reply, status_of
 from workers.runtime import Runtime
 
 TEMPLATES = Environment(
     loader=FileSystemLoader(Path(__file__).resolve().parent / "templates"),
     autoescape=select_autoescape(["html"]),
 )
-UNKNOWN_TOKEN = "unknown or expired code"  # one answer for unknown, expired and forged
-MAX_MISSES_PER_MINUTE = 10  # per sender: guessing a 50-bit code stays hopeless (README)
-
-
-class MissLimiter:
-    """Counts failed token lookups per sender, so codes cannot be guessed at speed."""
-
-    def __init__(self) -> None:
-        self._misses: dict[str, deque[float]] = defaultdict(deque)
-
-    def blocked(self, sender: str) -> bool:
-        recent = self._misses[sender]
-        while recent and recent[0] < time.monotonic() - 60:
-            recent.popleft()
-        return len(recent) >= MAX_MISSES_PER_MINUTE
-
-    def miss(self, sender: str) -> None:
-        self._misses[sender].append(time.monotonic())
-
-
-def _status(result: Answer) -> int:
-    if result.outcome in CONFLICTS or result.outcome == "ambiguous":
-        return 409
-    if result.outcome in FORBIDDEN:
-        return 403
-    return 422 if result.outcome in REFUSALS else 200
 
 
 def answer_router(runtime: Runtime) -> APIRouter:
     router = APIRouter()
     limiter = MissLimiter()
 
-    def handle(
-        text: str,
-        channel: str,
-        sender: str,
-        *,
-        message_id: str | None = None,
-        token: str | None = None,
-    ) -> JSONResponse:
-        """Route a reply by its code and record what it says; one status per outcome."""
-        who = f"{channel}:{sender}"
-        if limiter.blocked(who):
-            return JSONResponse({"detail": "too many unknown codes; wait a minute"}, 429)
-        code, _, rest = text.strip().partition(" ")
-        if token and normalise_token(code) != normalise_token(token):
-            rest = text.strip()  # a button carried the code; the text is all answer
-            code = token
-        escalation_id = find_by_token(runtime, code) if looks_like_token(code) else None
-        if escalation_id is None:
-            limiter.miss(who)
-            return JSONResponse({"detail": UNKNOWN_TOKEN}, 404)
-        if not rest.strip():
-            return JSONResponse({"detail": "the code needs an answer after it"}, 422)
-        result = answer(
-            runtime, escalation_id, text=rest, responder=who, channel=channel, message_id=message_id
-        )
-        return JSONResponse(
-            {
-                "id": escalation_id,
-                "outcome": result.outcome,
-                "understood": result.option,
-                "message": result.message,
-                "decision": result.decision,
-            },
-            _status(result),
-        )
+    def handle(message: InboundMessage) -> JSONResponse:
+        status, body = route_reply(runtime, limiter, message)
+        return JSONResponse(body, status)
 
     def from_platform(read: Callable[[], InboundMessage | dict[str, str]]) -> JSONResponse:
         try:
@@ -104,13 +46,7 @@ def answer_router(runtime: Runtime) -> APIRouter:
             return JSONResponse({"ignored": ignored.reason}, 200)
         if isinstance(message, dict):  # Slack's url_verification challenge
             return JSONResponse(message, 200)
-        return handle(
-            message.text,
-            message.channel,
-            message.sender,
-            message_id=message.message_id,
-            token=message.token,
-        )
+        return handle(message)
 
     @router.post("/v1/inbound/text")
     def inbound_text(
@@ -123,10 +59,12 @@ def answer_router(runtime: Runtime) -> APIRouter:
             return JSONResponse({"detail": "no text: send {text, channel, sender}"}, 422)
         message_id = body.get("message_id")
         return handle(
-            text,
-            channel if isinstance(channel, str) and channel else "inbound",
-            sender if isinstance(sender, str) and sender else "unknown",
-            message_id=message_id if isinstance(message_id, str) else None,
+            InboundMessage(
+                text=text,
+                channel=channel if isinstance(channel, str) and channel else "inbound",
+                sender=sender if isinstance(sender, str) and sender else "unknown",
+                message_id=message_id if isinstance(message_id, str) else "",
+            )
         )
 
     @router.post("/v1/inbound/slack")
@@ -210,6 +148,6 @@ def answer_router(runtime: Runtime) -> APIRouter:
             channel="link",
         )
         title = "Decided" if result.decided else "Not decided"
-        return page(_status(result), title, result.message, case_id=claim.escalation_id)
+        return page(status_of(result), title, result.message, case_id=claim.escalation_id)
 
     return router

@@ -400,6 +400,28 @@ def wait_(
     _wait_and_exit(_client(), escalation_id, timeout)
 
 
+@app.command("telegram-poll")
+def telegram_poll() -> None:
+    """Take Telegram replies by long polling (for setups with no public URL); runs until ^C."""
+    from workers.app import make_celery
+    from workers.inbound.dispatch import MissLimiter, poll_telegram_once
+    from workers.inbound.telegram import TelegramPoller
+    from workers.runtime import runtime_for
+
+    settings = _settings()
+    if not settings.telegram_bot_token:
+        raise _fail("set ESCALATE_TELEGRAM_BOT_TOKEN (the bot's token from @BotFather)")
+    runtime = runtime_for(make_celery(settings))
+    limiter = MissLimiter()
+    typer.echo("polling Telegram for replies (Ctrl-C stops)")
+    with TelegramPoller(settings.telegram_bot_token) as poller:
+        while True:
+            for status, body in poll_telegram_once(runtime, poller, limiter):
+                typer.echo(
+                    f"{status} {body.get('id', '-')}: {body.get('message') or body.get('detail')}"
+                )
+
+
 @app.command()
 def inbox(
     last: Annotated[int, typer.Option(help="Show the last N notifications.")] = 5,

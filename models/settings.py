@@ -42,6 +42,9 @@ class Settings(BaseSettings):
     telegram_secret: str | None = Field(
         default=None, description="Telegram webhook secret token: enables /v1/inbound/telegram."
     )
+    telegram_bot_token: str | None = Field(
+        default=None, description="Bot token for `escalate telegram-poll` (no public URL needed)."
+    )
     link_max_age: float = Field(
         default=7 * 86400, gt=0, description="Seconds an answer link stays valid."
     )

@@ -389,3 +389,40 @@ def test_a_destructive_option_takes_an_explicit_confirm(service: Harness, api: T
     confirmed = say("CONFIRM wipe")
     assert confirmed.status_code == 200 and confirmed.json()["outcome"] == "decided"
     assert service.decisions(case_id)[0].option == "wipe"
+
+
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+def test_telegram_long_polling_answers_and_never_counts_an_update_twice(
+    service: Harness,
+) -> None:
+    import httpx
+
+    from workers.inbound.dispatch import MissLimiter, poll_telegram_once
+    from workers.inbound.telegram import TelegramPoller
+
+    case_id, message = notified(service, "esc-poll-1")
+    update = {
+        "update_id": 31,
+        "message": {
+            "message_id": 1,
+            "from": {"id": 99, "is_bot": False},
+            "chat": {"id": 1},
+            "date": 0,
+            "text": f"{code_in(message)} approve",
+        },
+    }
+
+    # Telegram's servers are out of reach here: a real httpx client with a scripted
+    # transport plays them, sending the same update twice (as after a poller restart).
+    def telegram(_request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json={"ok": True, "result": [update]})
+
+    runtime = runtime_for(service.app)
+    limiter = MissLimiter()
+    for _ in range(2):  # two pollers, as if the process restarted before the offset stuck
+        client = httpx.Client(transport=httpx.MockTransport(telegram))
+        with TelegramPoller("123:abc", client=client) as poller:
+            [(status, body)] = poll_telegram_once(runtime, poller, limiter)
+    assert body["outcome"] == "duplicate" and status == 200
+    [decision] = service.decisions(case_id)
+    assert decision.decided_by == "telegram:99"
