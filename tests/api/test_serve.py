@@ -142,3 +142,23 @@ def test_kill_9_while_waiting_keeps_the_case_and_its_deadline(
     assert closed["decision"]["is_default"] is True
     follow_ups = [r for r in sink.posts("/ops") if "follow-up" in r.body["title"]]
     assert len(follow_ups) == 1
+
+
+def test_an_answer_link_over_real_http_asks_on_get_and_decides_once_on_post(
+    server: Server, sink: HttpSink
+) -> None:
+    import re
+
+    server.start()
+    created = server.client().raise_({**valid_packet(), "packet_id": "esc-serve-link"})
+    sink.wait_for(lambda got: any(r.path == "/ops" for r in got))
+    message = sink.posts("/ops")[0].body["message"]
+    [link] = re.findall(r"^  approve: (http\S+)$", message, flags=re.M)
+    # A link previewer's GET decides nothing
+    assert httpx.get(link).status_code == 200
+    assert server.client().get(created["id"])["decision"] is None
+    # The operator's POST decides, once
+    assert httpx.post(link).status_code == 200
+    closed = wait_for(server.client(), created["id"], "closed")
+    assert closed["decision"]["channel"] == "link"
+    assert httpx.post(link).status_code == 409
