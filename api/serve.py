@@ -27,6 +27,8 @@ def commands(settings: Settings) -> dict[str, list[str]]:
     """The child processes and their command lines."""
     python = sys.executable
     home = settings.home.resolve()
+    celery = [python, "-m", "celery", "-A", "workers.celery_app"]
+    quiet = ["--loglevel", "warning"]
     return {
         "api": [
             python,
@@ -42,15 +44,8 @@ def commands(settings: Settings) -> dict[str, list[str]]:
             "warning",
         ],
         "worker": [
-            python,
-            "-m",
-            "celery",
-            "-A",
-            "workers.celery_app",
+            *celery,
             "worker",
-            "--beat",
-            "--schedule",
-            str(home / "celerybeat-schedule"),
             "--pool",
             "threads",
             "--concurrency",
@@ -58,9 +53,11 @@ def commands(settings: Settings) -> dict[str, list[str]]:
             "--without-mingle",
             "--without-gossip",
             "--without-heartbeat",
-            "--loglevel",
-            "warning",
+            *quiet,
         ],
+        # Beat as its own child, not `worker --beat`: that forks beat into a grandchild which
+        # a kill -9 of serve left running (seen in tests/api/test_serve.py).
+        "beat": [*celery, "beat", "--schedule", str(home / "celerybeat-schedule"), *quiet],
     }
 
 

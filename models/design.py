@@ -248,6 +248,8 @@ class Design(_Frozen):
     severities: Severities
     # Trigger types whose cases the run's own owner may not approve (they may still stop them).
     owner_may_not_approve: tuple[TriggerName, ...] = (TriggerType.HARM_RISK,)
+    # Option labels (any case) whose answer needs an explicit "CONFIRM <label>".
+    destructive_options: tuple[Text, ...] = ()
 
     @model_validator(mode="after")
     def _consistent(self) -> Design:
@@ -302,6 +304,8 @@ class Design(_Frozen):
         for tier in data["severities"].values():
             if not tier["deciders"]:
                 del tier["deciders"]
+        if not data["destructive_options"]:
+            del data["destructive_options"]
         canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         return hashlib.sha256(canonical.encode()).hexdigest()
 

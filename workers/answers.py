@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -25,6 +26,7 @@ from workers.answering import token_hash
 from workers.runtime import Runtime
 from workers.tasks import nudge
 from workflows import stages
+from workflows.case import Option
 from workflows.errors import NotFound
 from workflows.replies import (
     GRAMMAR_VERSION,
@@ -87,8 +89,19 @@ def _understand(row: Escalation, option: str | None, text: str) -> tuple[ReplyMa
         if chosen is None:
             return ReplyMatch("comment"), "unknown_option"
         return ReplyMatch("decision", chosen, "option"), None
-    destructive = frozenset(o.label for o in options if o.destructive)
-    return parse_reply(text, options, destructive=destructive), None
+    return parse_reply(text, options, destructive=destructive_labels(row, options)), None
+
+
+def destructive_labels(row: Escalation, options: Sequence[Option]) -> frozenset[str]:
+    """Answers that need CONFIRM: marked so by the run or the design, and, on a critical
+    case, any answer that stops the run (SPEC: STOP on critical cases)."""
+    named = {label.lower() for label in parse_design(row.design, source=row.id).destructive_options}
+    critical = row.severity == "critical"
+    return frozenset(
+        o.label
+        for o in options
+        if o.destructive or o.label.lower() in named or (critical and not o.resumes)
+    )
 
 
 def answer(

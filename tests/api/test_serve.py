@@ -53,19 +53,32 @@ class Server:
             time.sleep(0.1)
         raise AssertionError("serve did not answer /healthz within 30s")
 
+    def processes(self) -> list[int]:
+        """Every live process working on this server's state folder (serve's children)."""
+        found = []
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                environ = (entry / "environ").read_bytes()
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if stat.split(") ", 1)[-1].startswith("Z"):
+                continue  # a zombie is already dead
+            if f"ESCALATE_HOME={self.home}".encode() in environ.split(b"\0"):
+                found.append(int(entry.name))
+        return found
+
     def kill9(self) -> None:
         assert self.process is not None
         self.process.send_signal(signal.SIGKILL)
         self.process.wait()
-        # The children die with it (no orphan worker beside the restart): the port frees.
+        # Every child dies with it: no orphan worker or beat beside the restart
         deadline = time.monotonic() + 15
-        while time.monotonic() < deadline:
-            try:
-                httpx.get(f"{self.url}/healthz", timeout=0.5)
-            except httpx.HTTPError:
-                return
+        while self.processes():
+            assert time.monotonic() < deadline, f"orphans outlived serve: {self.processes()}"
             time.sleep(0.1)
-        raise AssertionError("the API outlived a kill -9 of serve")
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
@@ -74,6 +87,8 @@ class Server:
                 self.process.wait(timeout=20)
             except subprocess.TimeoutExpired:
                 self.process.kill()
+        for pid in self.processes():  # never leave anything running after the test
+            os.kill(pid, signal.SIGKILL)
 
     def client(self) -> Escalations:
         tokens = json.loads((self.home / "tokens.json").read_text())

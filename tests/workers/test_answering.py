@@ -27,15 +27,22 @@ def api(service: Harness) -> Iterator[TestClient]:
         yield client
 
 
-def notified(service: Harness, packet_id: str, **parts: Any) -> tuple[str, str]:
-    """Raise a case, wait for its notification; return (case id, notification text)."""
-    service.send({**valid_packet(), "packet_id": packet_id}, **parts)
+def notified(
+    service: Harness,
+    packet_id: str,
+    *,
+    changes: dict[str, Any] | None = None,
+    path: str = "/ops",
+    **parts: Any,
+) -> tuple[str, str]:
+    """Raise a case, wait for its notification at `path`; return (case id, its text)."""
+    service.send({**valid_packet(), "packet_id": packet_id, **(changes or {})}, **parts)
     case = service.case("run-8842", packet_id)
     service.sink.wait_for(
-        lambda got: any(r.path == "/ops" and packet_id in r.body["message"] for r in got)
+        lambda got: any(r.path == path and packet_id in r.body["message"] for r in got)
     )
     message = next(
-        r.body["message"] for r in service.sink.posts("/ops") if packet_id in r.body["message"]
+        r.body["message"] for r in service.sink.posts(path) if packet_id in r.body["message"]
     )
     service.in_state(case.id, "awaiting", "followed_up")
     return case.id, message
@@ -331,16 +338,9 @@ def test_the_runs_owner_may_not_approve_its_own_harm_risk_case(
     import json
 
     # Given a harm_risk case raised by a run whose owner is Slack user U1
-    packet = {**valid_packet(), "packet_id": "esc-owner-1", "trigger_type": "harm_risk"}
-    service.send(packet, owner="slack:U1")
-    case = service.case("run-8842", "esc-owner-1")
-    service.sink.wait_for(
-        lambda got: any("esc-owner-1" in r.body["message"] for r in got if r.path == "/ops")
+    case_id, message = notified(
+        service, "esc-owner-1", changes={"trigger_type": "harm_risk"}, owner="slack:U1"
     )
-    message = next(
-        r.body["message"] for r in service.sink.posts("/ops") if "esc-owner-1" in r.body["message"]
-    )
-    service.in_state(case.id, "awaiting", "followed_up")
     code = code_in(message)
 
     def from_slack(user: str, words: str, msg: str) -> Any:
@@ -360,7 +360,7 @@ def test_the_runs_owner_may_not_approve_its_own_harm_risk_case(
     # When the owner approves, it is refused and recorded; nothing is decided
     refused = from_slack("U1", "approve", "o-1")
     assert refused.status_code == 403 and "owner may not approve" in refused.json()["message"]
-    assert service.decisions(case.id) == []
+    assert service.decisions(case_id) == []
     # Then another decider's approval decides
     accepted = from_slack("U2", "approve", "o-2")
     assert accepted.status_code == 200 and accepted.json()["outcome"] == "decided"
@@ -426,3 +426,27 @@ def test_telegram_long_polling_answers_and_never_counts_an_update_twice(
     assert body["outcome"] == "duplicate" and status == 200
     [decision] = service.decisions(case_id)
     assert decision.decided_by == "telegram:99"
+
+
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+def test_stopping_a_critical_case_takes_a_confirm(service: Harness, api: TestClient) -> None:
+    case_id, message = notified(
+        service,
+        "esc-crit-1",
+        changes={"severity": "critical", "waiting_behavior": "paused"},
+        path="/pager",
+    )
+    code = code_in(message)
+    ask = api.post(
+        "/v1/inbound/text",
+        headers=OPERATOR,
+        json={"text": f"{code} deny", "channel": "c", "sender": "ana"},
+    )
+    assert ask.json()["outcome"] == "needs_confirmation"
+    done = api.post(
+        "/v1/inbound/text",
+        headers=OPERATOR,
+        json={"text": f"{code} confirm deny", "channel": "c", "sender": "ana"},
+    )
+    assert done.json()["outcome"] == "decided"
+    assert service.in_state(case_id, "closed").outcome == "stop"

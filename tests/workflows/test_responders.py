@@ -240,3 +240,14 @@ def test_given_a_pattern_when_matched_then_only_the_identities_it_names_match(
     pattern: str, responder: str, expected: bool
 ) -> None:
     assert matches(check_pattern(pattern), responder) is expected
+
+
+def test_a_design_may_name_options_that_need_a_confirm_step() -> None:
+    from models.design import load_design
+
+    design = load_design(EXAMPLES / "design.yaml")
+    data = {**design.model_dump(mode="json"), "destructive_options": ["Wipe", "drop table"]}
+    marked = parse_design(data, source="t")
+    assert marked.destructive_options == ("Wipe", "drop table")
+    assert parse_design(marked.model_dump(mode="json"), source="t") == marked
+    assert marked.content_hash != design.content_hash
