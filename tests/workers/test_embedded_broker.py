@@ -15,8 +15,8 @@ from kombu import Connection
 from workers import embedded_broker
 from workers.embedded_broker import Transport
 
-MESSAGES = 40
-PAD = "x" * 4_000_000  # big enough that a write takes a while
+MESSAGES = 200
+PAD = "x" * 20_000
 
 
 def exchange_messages(folder: Path, transport: Any) -> tuple[list[int], list[BaseException]]:
@@ -39,7 +39,7 @@ def exchange_messages(folder: Path, transport: Any) -> tuple[list[int], list[Bas
             queue = conn.SimpleQueue("q")
             try:
                 while len(received) < MESSAGES:
-                    message = queue.get(timeout=10)
+                    message = queue.get(timeout=30)
                     received.append(message.payload["index"])
                     message.ack()
             except BaseException as exc:
