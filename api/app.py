@@ -109,6 +109,15 @@ def create_app(settings: Settings, *, migrate: bool = True) -> FastAPI:
             "id": accepted.id,
             "state": accepted.state,
             "created": accepted.created,
+            "joined": accepted.joined,
+            **(
+                {
+                    "note": f"the same open question as escalation {accepted.id}: joined it; "
+                    "nobody is paged again"
+                }
+                if accepted.joined
+                else {}
+            ),
             "warnings": list(accepted.warnings),
             "url": f"{settings.resolved_public_url}/v1/escalations/{accepted.id}",
         }

@@ -70,7 +70,14 @@ def run(cases: int, backend: dict[str, Any], home: Path) -> None:
             sent_at[packet_id] = time.perf_counter()
             app.send_task(
                 "escalation.escalate",
-                kwargs={"packet": {**valid_packet(), "packet_id": packet_id}},
+                # a distinct question each: a repeat would join the open case (SPEC §9)
+                kwargs={
+                    "packet": {
+                        **valid_packet(),
+                        "packet_id": packet_id,
+                        "blocked_on": f"Point {index} needs a decision.",
+                    }
+                },
             )
         # Primary notifications go to /ops; the marked copies to /ops-log.
         sink.wait_for(lambda got: sum(r.path == "/ops" for r in got) >= cases, timeout=600)

@@ -16,7 +16,7 @@ from sqlmodel import Session, col, select
 from models.tables import Decision, Delivery, Escalation, Event, Reply
 from workflows.case import Case, parse_options
 from workflows.stages import DecisionSpec, EventSpec, StageResult
-from workflows.states import State
+from workflows.states import TERMINAL, State
 
 
 def new_id() -> str:
@@ -129,6 +129,18 @@ def insert_escalation(
         return existing, False
     add_event(session, row, event.kind, event.detail, now=now)
     return row, True
+
+
+def open_case_for_question(session: Session, row: Escalation) -> Escalation | None:
+    """An open case asking the same question at the same severity (SPEC §9: never twice),
+    other than a resend of this very packet."""
+    statement = select(Escalation).where(
+        Escalation.question_key == row.question_key,
+        Escalation.severity == row.severity,
+        Escalation.packet_id != row.packet_id,
+        col(Escalation.state).not_in([state.value for state in TERMINAL]),
+    )
+    return session.exec(statement.with_for_update()).first()
 
 
 def record_reply(

@@ -43,6 +43,8 @@ class Escalation(SQLModel, table=True):
     problems: list[str] = Field(default_factory=list, sa_column=Column(JSON))
     cites_id: str | None = Field(default=None, max_length=32)
     owner: str | None = Field(default=None, max_length=200)  # the run's owner, e.g. slack:U1
+    # sha256 of run, trigger type and normalised blocked_on: a repeat joins the open case.
+    question_key: str | None = Field(default=None, max_length=64, index=True)
     outcome: str | None = Field(default=None, max_length=32)
     attempts: int = 0
     next_action_at: datetime | None = _when(index=True)

@@ -8,12 +8,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 from models.db import transaction
-from models.store import add_event, insert_escalation, new_id
+from models.store import add_event, insert_escalation, new_id, open_case_for_question
 from models.tables import Escalation
 from workers.runtime import Runtime
 from workflows.case import options_to_json
 from workflows.errors import PacketRefused
-from workflows.intake import admit
+from workflows.intake import admit, question_key
 from workflows.secrets import find_secrets
 from workflows.stages import EventSpec
 from workflows.states import State
@@ -29,6 +29,7 @@ class Accepted:
     state: str
     created: bool
     warnings: tuple[str, ...] = ()
+    joined: bool = False  # the same open question: joined that case, nobody paged again
 
 
 def accept(
@@ -58,6 +59,7 @@ def accept(
         design_hash=design.content_hash,
         cites_id=cites_id,
         owner=admission.owner,
+        question_key=question_key(packet),
         created_at=now,
         updated_at=now,
     )
@@ -71,9 +73,12 @@ def accept(
         },
     )
     with transaction(runtime.engine) as session:
+        open_case = open_case_for_question(session, row)
+        if open_case is not None:
+            add_event(session, open_case, "joined", {"packet_id": row.packet_id}, now=now)
+            return Accepted(open_case.id, open_case.state, False, tuple(warnings), joined=True)
         stored, created = insert_escalation(session, row, event, now=now)
-        result = Accepted(stored.id, stored.state, created, tuple(warnings))
-    return result
+        return Accepted(stored.id, stored.state, created, tuple(warnings))
 
 
 def _record_refusal(runtime: Runtime, request: Any, problems: list[str], *, now: datetime) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -82,6 +83,13 @@ def _check_wake(raw: object, problems: list[str]) -> dict[str, Any]:
     ):
         problems.append("wake.webhook: must be an http(s) URL")
     return dict(raw)
+
+
+def question_key(packet: Mapping[str, Any]) -> str:
+    """The same open question from the same run: run, trigger type, normalised blocked_on."""
+    blocked_on = " ".join(str(packet.get("blocked_on", "")).lower().split()).rstrip(".!?;: ")
+    text = "\x1f".join((str(packet.get("run_id")), str(packet.get("trigger_type")), blocked_on))
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def admit(
