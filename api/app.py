@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
+import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from fastapi import Body, Depends, FastAPI, Query, Request, Response, status
+from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 from sqlalchemy import text
 from sqlmodel import Session, col, select
@@ -40,6 +43,7 @@ def _session(request: Request) -> Iterator[Session]:
 
 
 Db = Annotated[Session, Depends(_session)]
+WAIT_POLL = 0.25  # seconds between SQL reads while a long-poll holds
 STATUS_OF = {NotFound: 404, Conflict: 409, PacketRefused: 422, RetryableError: 503}
 
 
@@ -147,17 +151,39 @@ def create_app(settings: Settings, *, migrate: bool = True) -> FastAPI:
             raise NotFound(f"no escalation {escalation_id}")
         return row
 
+    def read_detail(escalation_id: str) -> dict[str, Any]:
+        with Session(runtime.engine) as db:
+            row = get_row(db, escalation_id)
+            deliveries = list(
+                db.exec(
+                    select(Delivery)
+                    .where(Delivery.escalation_id == row.id)
+                    .order_by(col(Delivery.id))
+                )
+            )
+            return escalation_detail(row, decision_of(db, row.id), deliveries)
+
     @app.get("/v1/escalations/{escalation_id}")
     def get_escalation(
-        escalation_id: str, db: Db, _role: Annotated[str, Depends(require("agent", "operator"))]
+        escalation_id: str, _role: Annotated[str, Depends(require("agent", "operator"))]
     ) -> dict[str, Any]:
-        row = get_row(db, escalation_id)
-        deliveries = list(
-            db.exec(
-                select(Delivery).where(Delivery.escalation_id == row.id).order_by(col(Delivery.id))
-            )
-        )
-        return escalation_detail(row, decision_of(db, row.id), deliveries)
+        return read_detail(escalation_id)
+
+    @app.get("/v1/escalations/{escalation_id}/wait")
+    async def wait_for_escalation(
+        escalation_id: str,
+        _role: Annotated[str, Depends(require("agent", "operator"))],
+        hold: Annotated[float, Query(ge=0, le=55, description="seconds to hold")] = 25,
+    ) -> dict[str, Any]:
+        """Long-poll: answer as soon as the case is closed (or refused/parked), else after
+        `hold` seconds with its current state, so a tool call that times out can wait again."""
+        deadline = time.monotonic() + hold
+        while True:
+            detail = await run_in_threadpool(read_detail, escalation_id)
+            done = detail["state"] in ("closed", "refused", "dead_letter")
+            if done or time.monotonic() >= deadline:
+                return {**detail, "waiting": not done}
+            await asyncio.sleep(min(WAIT_POLL, max(0.0, deadline - time.monotonic())))
 
     @app.get("/v1/escalations/{escalation_id}/events")
     def get_events(

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import functools
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import Any, ParamSpec, TypeVar
 
 import httpx
 
 TERMINAL_STATES = {"closed", "refused", "dead_letter"}
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 class ClientError(Exception):
@@ -77,19 +81,125 @@ class Escalations:
         return result
 
     def wait(
-        self, escalation_id: str, *, timeout: float | None = None, poll: float = 1.0
+        self, escalation_id: str, *, timeout: float | None = None, hold: float = 25.0
     ) -> dict[str, Any] | None:
-        """Block until the case is closed (or refused/dead); None when `timeout` passes first."""
+        """Block until the case is closed (or refused/parked); None when `timeout` passes first.
+
+        Uses the server's bounded long-poll, so an interrupted wait can simply be called again.
+        """
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
-            case = self.get(escalation_id)
+            left = hold if deadline is None else min(hold, max(0.0, deadline - time.monotonic()))
+            case: dict[str, Any] = self._call(
+                "GET",
+                f"/v1/escalations/{escalation_id}/wait",
+                params={"hold": left},
+                timeout=left + 10,
+            )
             if case["state"] in TERMINAL_STATES:
                 return case
             if deadline is not None and time.monotonic() >= deadline:
                 return None
-            time.sleep(
-                poll if deadline is None else max(0.0, min(poll, deadline - time.monotonic()))
-            )
 
     def close(self) -> None:
         self._http.close()
+
+    def __enter__(self) -> Escalations:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+
+class ApprovalDenied(Exception):
+    """The decision on a `require_approval` escalation did not approve; `.case` says why."""
+
+    def __init__(self, case: dict[str, Any] | None) -> None:
+        self.case = case
+        decision = (case or {}).get("decision") or {}
+        what = decision.get("option", "no decision in time")
+        super().__init__(f"not approved: {what} (case {(case or {}).get('id')})")
+
+
+def approved(case: dict[str, Any] | None) -> bool:
+    """True when the case closed on a decision that lets the run go on."""
+    return case is not None and case.get("outcome") in ("resume", "reconcile_first")
+
+
+def require_approval(
+    client: Escalations,
+    packet: dict[str, Any] | Callable[..., dict[str, Any]],
+    *,
+    options: list[Any] | None = None,
+    timeout: float | None = None,
+) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """Escalate before the function runs; run it only on an approving decision.
+
+    `packet` may be a callable given the function's arguments, so the packet can name them.
+    Raises ApprovalDenied on a stopping decision, a default that stops, or no decision in time.
+    """
+
+    def decorate(function: Callable[P, R]) -> Callable[P, R]:
+        @functools.wraps(function)
+        def guarded(*args: P.args, **kwargs: P.kwargs) -> R:
+            body = packet(*args, **kwargs) if callable(packet) else packet
+            created = client.raise_(body, options=options)
+            case = client.wait(created["id"], timeout=timeout)
+            if not approved(case):
+                raise ApprovalDenied(case)
+            return function(*args, **kwargs)
+
+        return guarded
+
+    return decorate
+
+
+class AsyncEscalations:
+    """The same client for asyncio code: raise_, get and wait are coroutines."""
+
+    def __init__(self, url: str, token: str, *, timeout: float = 10.0) -> None:
+        self._http = httpx.AsyncClient(
+            base_url=url.rstrip("/"),
+            timeout=timeout,
+            headers={"Authorization": f"Bearer {token}"},
+        )
+
+    async def _call(self, method: str, path: str, **kwargs: Any) -> Any:
+        try:
+            response = await self._http.request(method, path, **kwargs)
+        except httpx.HTTPError as exc:
+            raise ClientError(0, f"cannot reach {self._http.base_url}: {exc}") from None
+        body = response.json() if response.content else None
+        if response.status_code >= 400:
+            raise ClientError(response.status_code, body)
+        return body
+
+    async def raise_(self, packet: dict[str, Any], **parts: Any) -> dict[str, Any]:
+        request = {"packet": packet, **{k: v for k, v in parts.items() if v is not None}}
+        result: dict[str, Any] = await self._call("POST", "/v1/escalations", json=request)
+        return result
+
+    async def get(self, escalation_id: str) -> dict[str, Any]:
+        result: dict[str, Any] = await self._call("GET", f"/v1/escalations/{escalation_id}")
+        return result
+
+    async def wait(
+        self, escalation_id: str, *, timeout: float | None = None, hold: float = 25.0
+    ) -> dict[str, Any] | None:
+        """As Escalations.wait, without blocking the event loop."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            left = hold if deadline is None else min(hold, max(0.0, deadline - time.monotonic()))
+            case: dict[str, Any] = await self._call(
+                "GET",
+                f"/v1/escalations/{escalation_id}/wait",
+                params={"hold": left},
+                timeout=left + 10,
+            )
+            if case["state"] in TERMINAL_STATES:
+                return case
+            if deadline is not None and time.monotonic() >= deadline:
+                return None
+
+    async def aclose(self) -> None:
+        await self._http.aclose()

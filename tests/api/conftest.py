@@ -30,3 +30,7 @@ def api_client(api_settings: Settings) -> Iterator[TestClient]:
     """The app with its lifespan run, so the database is migrated before the first request."""
     with TestClient(create_app(api_settings)) as client:
         yield client
+
+
+# The live `escalate serve` fixture, shared by every test in tests/api.
+from tests.api.test_serve import server  # noqa: E402, F401

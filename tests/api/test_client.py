@@ -1,0 +1,110 @@
+"""The Python client against a live `escalate serve`: long-poll wait and @require_approval."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from typing import Any
+
+import httpx
+import pytest
+
+from api.client import ApprovalDenied, AsyncEscalations, Escalations, require_approval
+from tests.api.test_serve import Server
+from tests.support.sink import HttpSink
+from workflows.examples import valid_packet
+
+
+def answer_when_notified(server: Server, sink: HttpSink, packet_id: str, option: str) -> None:
+    """An operator in another thread: answers as soon as the notification arrives."""
+
+    def operator() -> None:
+        sink.wait_for(lambda got: any(packet_id in str(r.body) for r in got))
+        client = server.client()
+        [case] = [c for c in client.list() if c["packet_id"] == packet_id]
+        deadline = time.monotonic() + 10
+        while client.reply(case["id"], option=option)["outcome"] == "too_early":
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+
+    threading.Thread(target=operator, daemon=True).start()
+
+
+def test_wait_long_polls_until_decided_and_returns_none_on_timeout(
+    server: Server,
+    sink: HttpSink,
+) -> None:
+    server.start()
+    client = server.client()
+    created = client.raise_({**valid_packet(), "packet_id": "esc-client-1"})
+    assert client.wait(created["id"], timeout=0.3) is None  # undecided yet: a clean None
+    answer_when_notified(server, sink, "esc-client-1", "approve")
+    case = client.wait(created["id"], timeout=20)
+    assert case is not None and case["decision"]["option"] == "approve"
+    # The server bounds a hold at 55 s
+    too_long = httpx.get(
+        f"{server.url}/v1/escalations/{created['id']}/wait",
+        params={"hold": 56},
+        headers=client._http.headers,
+    )
+    assert too_long.status_code == 422
+
+
+def test_require_approval_runs_the_function_only_when_approved(
+    server: Server,
+    sink: HttpSink,
+) -> None:
+    server.start()
+    client = server.client()
+    ran: list[str] = []
+
+    def packet_for(table: str) -> dict[str, Any]:
+        return {
+            **valid_packet(),
+            "packet_id": f"esc-drop-{table}",
+            "blocked_on": f"Dropping table {table} needs approval.",
+        }
+
+    @require_approval(client, packet_for, timeout=20)
+    def drop(table: str) -> str:
+        ran.append(table)
+        return f"dropped {table}"
+
+    answer_when_notified(server, sink, "esc-drop-orders", "approve")
+    assert drop("orders") == "dropped orders"
+    answer_when_notified(server, sink, "esc-drop-users", "deny")
+    with pytest.raises(ApprovalDenied, match="not approved: deny"):
+        drop("users")
+    assert ran == ["orders"]
+
+
+def test_the_async_client_waits_without_blocking_the_loop(
+    server: Server,
+    sink: HttpSink,
+) -> None:
+    server.start()
+    token = server.client()._http.headers["Authorization"].removeprefix("Bearer ")
+
+    async def scenario() -> dict[str, Any] | None:
+        client = AsyncEscalations(server.url, token)
+        created = await client.raise_({**valid_packet(), "packet_id": "esc-async-1"})
+        answer_when_notified(server, sink, "esc-async-1", "approve")
+        ticks = 0
+
+        async def heartbeat() -> None:
+            nonlocal ticks
+            while True:
+                ticks += 1
+                await asyncio.sleep(0.05)
+
+        beat = asyncio.create_task(heartbeat())
+        case = await client.wait(created["id"], timeout=20)
+        beat.cancel()
+        await client.aclose()
+        assert ticks > 3  # the loop kept running while the wait held
+        return case
+
+    case = asyncio.run(scenario())
+    assert case is not None and case["outcome"] == "resume"
+    assert isinstance(Escalations, type)
