@@ -29,9 +29,11 @@ def reply_token(key: str, escalation_id: str) -> str:
     return "".join(_ALPHABET[(number >> (5 * i)) & 31] for i in range(TOKEN_LENGTH))
 
 
-def token_hash(token: str) -> str:
-    """What the database keeps: the sha256 of the normalised token."""
-    return hashlib.sha256(normalise_token(token).encode()).hexdigest()
+def token_hash(key: str, token: str) -> str:
+    """What the database keeps: a keyed hash of the normalised code. Keyed, because a
+    50-bit code's plain sha256 could be brute-forced offline from a stolen database."""
+    normalised = normalise_token(token).encode()
+    return hmac.new(key.encode(), b"lookup:" + normalised, hashlib.sha256).hexdigest()
 
 
 def normalise_token(text: str) -> str:

@@ -3,12 +3,14 @@
 kombu writes a message file in place, so a consumer can move and read it half-written
 (seen: an empty file, a JSONDecodeError, and the worker stopped as "unrecoverable"). Here
 each message is written under a name the consumer ignores, then renamed into place:
-rename is atomic, so a consumer sees a whole message or none.
+rename is atomic, so a consumer sees a whole message or none. Binding tables have the
+same race when first created; reads of them retry.
 """
 
 from __future__ import annotations
 
 import os
+import time
 import uuid
 from time import monotonic
 from typing import Any
@@ -30,6 +32,17 @@ class Channel(filesystem.Channel):  # type: ignore[misc]
             os.replace(partial, final)
         except OSError as exc:
             raise ChannelError(f"Cannot add file {final!r} to directory") from exc
+
+    def get_table(self, exchange: Any) -> Any:
+        # kombu creates a binding table by opening it empty and then locking it, so a
+        # reader in between sees an empty file (seen: JSONDecodeError on publish). The
+        # writer finishes within moments: read again.
+        for _ in range(50):
+            try:
+                return super().get_table(exchange)  # type: ignore[no-untyped-call]
+            except ValueError:
+                time.sleep(0.01)
+        return super().get_table(exchange)  # type: ignore[no-untyped-call]
 
 
 class Transport(filesystem.Transport):  # type: ignore[misc]

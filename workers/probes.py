@@ -56,7 +56,17 @@ def _http(url: str) -> str:
 
 
 def read_fingerprint(spec: Mapping[str, Any] | None) -> str | None:
-    """The current value of a fingerprint spec; None for kind none. Raises ProbeError."""
+    """The current value of a fingerprint spec; None for kind none. Raises ProbeError only:
+    a missing git binary or a hanging probe must not crash (and dead-letter) the stage."""
+    try:
+        return _read(spec)
+    except ProbeError:
+        raise
+    except (OSError, subprocess.SubprocessError, KeyError, ValueError) as exc:
+        raise ProbeError(f"{type(exc).__name__}: {exc}"[:300]) from None
+
+
+def _read(spec: Mapping[str, Any] | None) -> str | None:
     if not spec:
         return None
     kind = spec.get("kind", "none")

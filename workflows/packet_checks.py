@@ -117,6 +117,11 @@ def _check_evidence(packet: Mapping[str, Any], errors: list[Problem]) -> tuple[b
     return True, valid
 
 
+def _shown_id(packet: Mapping[str, Any], name: str, secret_fields: set[str]) -> str | None:
+    value = packet.get(name)
+    return value if _is_text(value) and name not in secret_fields else None
+
+
 def check_packet(packet: object, *, find_secrets: SecretFinder | None = None) -> CheckResult:
     """Checks a decoded packet against SPEC §1; errors and warnings in the spec's order."""
     if not isinstance(packet, dict):
@@ -145,9 +150,11 @@ def check_packet(packet: object, *, find_secrets: SecretFinder | None = None) ->
 
     if severity == Severity.CRITICAL and waiting not in CRITICAL_WAITING:
         errors.append(Problem("severity critical", "waiting_behavior must be paused or stopped"))
+    secret_fields: set[str] = set()
     if find_secrets is not None:
         for finding in find_secrets(packet):
             errors.append(Problem(finding.field, f"contains a secret ({finding.kind})"))
+            secret_fields.add(finding.field)
 
     if remaining_is_list and not packet["remaining"]:
         warnings.append("remaining: empty list, no remaining work stated")
@@ -155,8 +162,9 @@ def check_packet(packet: object, *, find_secrets: SecretFinder | None = None) ->
         warnings.append(f"severity {severity}: only {evidence} evidence entry, 2 advised")
 
     return CheckResult(
-        packet_id=packet["packet_id"] if _is_text(packet.get("packet_id")) else None,
-        run_id=packet["run_id"] if _is_text(packet.get("run_id")) else None,
+        # An id holding a secret is shown as missing: the report never prints a secret.
+        packet_id=_shown_id(packet, "packet_id", secret_fields),
+        run_id=_shown_id(packet, "run_id", secret_fields),
         severity=severity,
         trigger_type=trigger_type,
         waiting_behavior=waiting,

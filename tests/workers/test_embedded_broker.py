@@ -4,59 +4,14 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 from pathlib import Path
 from queue import Empty
-from typing import Any
 
 import pytest
 from kombu import Connection
 
 from workers import embedded_broker
 from workers.embedded_broker import Transport
-
-MESSAGES = 200
-PAD = "x" * 20_000
-
-
-def exchange_messages(folder: Path, transport: Any) -> tuple[list[int], list[BaseException]]:
-    options = {
-        "data_folder_in": str(folder),
-        "data_folder_out": str(folder),
-        "control_folder": str(folder / "control"),
-    }
-    received: list[int] = []
-    errors: list[BaseException] = []
-
-    def publish() -> None:
-        with Connection("filesystem://", transport=transport, transport_options=options) as conn:
-            queue = conn.SimpleQueue("q")
-            for index in range(MESSAGES):
-                queue.put({"index": index, "pad": PAD})
-
-    def consume() -> None:
-        with Connection("filesystem://", transport=transport, transport_options=options) as conn:
-            queue = conn.SimpleQueue("q")
-            try:
-                while len(received) < MESSAGES:
-                    message = queue.get(timeout=30)
-                    received.append(message.payload["index"])
-                    message.ack()
-            except BaseException as exc:
-                errors.append(exc)
-
-    threads = [threading.Thread(target=publish), threading.Thread(target=consume)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(60)
-    return received, errors
-
-
-def test_a_consumer_never_reads_a_half_written_message(tmp_path: Path) -> None:
-    received, errors = exchange_messages(tmp_path, Transport)
-    assert errors == []
-    assert sorted(received) == list(range(MESSAGES))
 
 
 def test_a_message_still_being_written_is_invisible_to_a_consumer(tmp_path: Path) -> None:

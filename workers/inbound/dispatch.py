@@ -55,7 +55,8 @@ def route_reply(
     who = f"{message.channel}:{message.sender}"
     if limiter.blocked(who):
         return 429, {"detail": "too many unknown codes; wait a minute"}
-    code, _, rest = message.text.strip().partition(" ")
+    words = message.text.split(None, 1)
+    code, rest = [*words, "", ""][:2]
     if message.token and normalise_token(code) != normalise_token(message.token):
         code, rest = message.token, message.text.strip()  # the button carried the code
     escalation_id = find_by_token(runtime, code) if looks_like_token(code) else None
