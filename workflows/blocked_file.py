@@ -1,18 +1,35 @@
-"""BLOCKED.md for shell loops (SPEC §5): exactly four sections, in order."""
+"""BLOCKED.md for shell loops (SPEC §5), and the DECISION.md and decisions.log that unblock it."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import PurePath
 from typing import Any
 
 from workflows.case import Option
 from workflows.notifications import one_line
 
+DECISION_FILE = "DECISION.md"
+DECISIONS_LOG = "decisions.log"
+OUTCOME_ADVICE = {
+    "resume": "Resume: the decision clears this one point only.",
+    "reconcile_first": "Reconcile first: the state changed since the snapshot; then resume.",
+    "stop": "Stop: do not continue this work; the remaining work is discarded.",
+}
+
+
+def _escalation_line(escalation_id: str) -> str:
+    return f"- Escalation: {escalation_id} (answer: escalate reply {escalation_id} <choice>)"
+
 
 def render_blocked(
-    packet: Mapping[str, Any], options: Sequence[Option], *, escalation_id: str | None = None
+    packet: Mapping[str, Any],
+    options: Sequence[Option],
+    *,
+    escalation_id: str | None = None,
+    filing_error: str | None = None,
 ) -> str:
-    """The file a loop runner stops on; its removal is the unblock signal."""
+    """The file a loop runner stops on; `filing_error` says the escalation was not filed."""
     context = [
         f"- Task: {one_line(packet.get('task_summary', ''))}",
         f"- Run: {one_line(packet.get('run_id'))} (packet {one_line(packet.get('packet_id'))})",
@@ -21,8 +38,11 @@ def render_blocked(
         f"- Blocked on: {one_line(packet.get('blocked_on', ''))}",
     ]
     if escalation_id:
+        context.append(_escalation_line(one_line(escalation_id)))
+    elif filing_error:
         context.append(
-            f"- Escalation: {escalation_id} (answer: escalate reply {escalation_id} <choice>)"
+            f"- Escalation: NOT FILED, nobody may have been asked: {one_line(filing_error, 400)}"
+            " (fix it and raise again, or decide yourself and remove this file)"
         )
     attempted = [f"- {one_line(step)}" for step in packet.get("attempted", [])] or ["- (none)"]
     letters = "ABCDEFGHIJ"
@@ -49,3 +69,67 @@ def render_blocked(
             "",
         ]
     )
+
+
+def names_case(blocked_text: str, escalation_id: str) -> bool:
+    """Whether a BLOCKED.md was written for this case (only then may its decision remove it)."""
+    return blocked_text.startswith("# Blocked\n") and (
+        _escalation_line(escalation_id) in blocked_text.splitlines()
+    )
+
+
+def unblock_paths(blocked_file: str) -> tuple[str, str]:
+    """DECISION.md and decisions.log sit next to BLOCKED.md, where the next iteration looks."""
+    blocked = PurePath(blocked_file)
+    return str(blocked.with_name(DECISION_FILE)), str(blocked.with_name(DECISIONS_LOG))
+
+
+def render_decision(
+    close: Mapping[str, Any],
+    *,
+    escalation_id: str,
+    run_id: str,
+    packet_id: str,
+    question: str,
+    closed_at: str,
+) -> str:
+    """DECISION.md from a close entry: the question, the decision, who, when and the outcome."""
+    outcome = one_line(close.get("outcome", ""))
+    by = one_line(close.get("decided_by", ""))
+    if close.get("is_default"):
+        by += " (the timeout default, not a human)"
+    lines = [
+        "# Decision",
+        "",
+        "## Question:",
+        one_line(question, 400),
+        "",
+        "## Decision:",
+        f"- Case: {one_line(escalation_id)} (run {one_line(run_id)}, packet {one_line(packet_id)})",
+        f"- Option: {one_line(close.get('option', ''))}",
+        f"- Value: {one_line(close.get('value', ''))}",
+        f"- Decided by: {by} via {one_line(close.get('channel', ''))}",
+        f"- When: {one_line(closed_at)}",
+        f"- Outcome: {outcome}",
+        f"- Recheck: {one_line(close.get('recheck', ''), 400)}",
+        "",
+        "## Next:",
+        OUTCOME_ADVICE.get(outcome, f"Outcome {outcome}."),
+    ]
+    if outcome != "stop" and close.get("clears"):
+        lines.append(f"Cleared: {one_line(close['clears'], 400)}")
+    if outcome == "stop" and close.get("work_discarded"):
+        discarded = "; ".join(str(item) for item in close["work_discarded"])
+        lines.append(f"Discarded: {one_line(discarded, 400)}")
+    return "\n".join([*lines, ""])
+
+
+def decision_log_line(close: Mapping[str, Any], *, escalation_id: str, closed_at: str) -> str:
+    """One tab-separated line per case: ISO time, case id, option, outcome, who."""
+    fields = (closed_at, escalation_id, close.get("option"), close.get("outcome"))
+    return "\t".join([*(one_line(f) for f in fields), one_line(close.get("decided_by", ""))])
+
+
+def is_logged(log_text: str, escalation_id: str) -> bool:
+    """Whether decisions.log already has this case's line (the log is keyed by case id)."""
+    return any(line.split("\t")[1:2] == [escalation_id] for line in log_text.splitlines())

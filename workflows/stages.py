@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from models.design import SEVERITY_ORDER, Design
+from workflows.blocked_file import decision_log_line, render_decision, unblock_paths
 from workflows.case import Case, Option
 from workflows.notifications import (
     RouteFacts,
@@ -341,6 +342,27 @@ def close_case(
         outbound.append(Outbound("wake_task", "celery", case.wake["task"], payload=payload))
     if isinstance(case.wake.get("webhook"), str):
         outbound.append(Outbound("wake_webhook", "webhook", case.wake["webhook"], payload=payload))
+    if isinstance(case.wake.get("blocked_file"), str):  # a shell loop's BLOCKED.md (§5)
+        blocked = case.wake["blocked_file"]
+        decision_file, decisions_log = unblock_paths(blocked)
+        at = now.isoformat()
+        decision_md = render_decision(
+            close,
+            escalation_id=case.id,
+            run_id=case.run_id,
+            packet_id=case.packet_id,
+            question=str(case.packet.get("requested_action", "")),
+            closed_at=at,
+        )
+        unblock = {
+            "escalation_id": case.id,
+            "blocked_file": blocked,
+            "decision_file": decision_file,
+            "decisions_log": decisions_log,
+            "decision_md": decision_md,
+            "log_line": decision_log_line(close, escalation_id=case.id, closed_at=at),
+        }
+        outbound.append(Outbound("unblock", "file", blocked, payload=unblock))
     return StageResult(
         state=check_transition(case.state, State.CLOSED),
         events=(EventSpec("closed", close),),

@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 
-from workflows.blocked_file import render_blocked
-from workflows.case import Option, parse_options
+from workflows.blocked_file import (
+    decision_log_line,
+    is_logged,
+    names_case,
+    render_blocked,
+    render_decision,
+    unblock_paths,
+)
+from workflows.case import Case, Option, parse_options
 from workflows.examples import valid_packet
+from workflows.stages import DecisionSpec, Outbound, close_case
+from workflows.states import State
 
 HEADINGS = ["# Blocked", "## Question:", "## Context:", "## Attempted:", "## Choices:"]
 CASE_ID = "3f2a9c1b7d4e"
@@ -168,3 +178,219 @@ def test_a_line_break_in_ids_or_labels_never_adds_a_heading(field: str, value: s
     assert [line for line in text.splitlines() if line.startswith("#")] == HEADINGS
     assert len(section(text, "## Context:")) == 4
     assert len(section(text, "## Choices:")) == 2
+
+
+# --- a filing that failed still stops the loop, and says so ------------------------------
+
+
+def test_given_a_filing_error_then_the_context_says_it_was_not_filed() -> None:
+    text = render_blocked(
+        valid_packet(), parse_options(None), filing_error="the service refused the packet:\nx"
+    )
+    context = section(text, "## Context:")
+    assert len(context) == 5
+    assert context[-1].startswith(
+        "- Escalation: NOT FILED, nobody may have been asked: the service refused the packet: x"
+    )
+    assert [line for line in text.splitlines() if line.startswith("#")] == HEADINGS
+
+
+def test_a_case_id_wins_over_a_filing_error() -> None:
+    text = render_blocked(valid_packet(), (), escalation_id=CASE_ID, filing_error="down")
+    assert "NOT FILED" not in text
+    assert names_case(text, CASE_ID)
+
+
+# --- which BLOCKED.md a decision may remove -----------------------------------------------
+
+
+def test_only_the_blocked_file_written_for_a_case_names_it() -> None:
+    ours = render_blocked(valid_packet(), (), escalation_id=CASE_ID)
+    assert names_case(ours, CASE_ID)
+    assert not names_case(ours, "000000000000")
+    assert not names_case(render_blocked(valid_packet(), (), filing_error="down"), CASE_ID)
+    assert not names_case(render_blocked(valid_packet(), ()), CASE_ID)
+    assert not names_case(f"notes\n{ours}", CASE_ID)  # not a BLOCKED.md at all
+
+
+def test_the_decision_and_the_log_sit_next_to_blocked_md() -> None:
+    assert unblock_paths("/work/run/BLOCKED.md") == (
+        "/work/run/DECISION.md",
+        "/work/run/decisions.log",
+    )
+    assert unblock_paths("/work/run/STOP-HERE.md")[0] == "/work/run/DECISION.md"
+
+
+# --- DECISION.md and decisions.log ----------------------------------------------------------
+
+CLOSED_AT = "2026-10-16T09:30:00+00:00"
+
+
+def close_entry(**changes: Any) -> dict[str, Any]:
+    return {
+        "option": "approve",
+        "value": "approve",
+        "decided_by": "ana",
+        "channel": "api",
+        "is_default": False,
+        "outcome": "resume",
+        "recheck": "the state fingerprint is unchanged",
+        "resume_at": CLOSED_AT,
+        "clears": "Three source records have no matching customer.",
+        "work_discarded": [],
+        **changes,
+    }
+
+
+def decision_text(close: dict[str, Any]) -> str:
+    return render_decision(
+        close,
+        escalation_id=CASE_ID,
+        run_id="run-8842",
+        packet_id="esc-2026-10-16-005",
+        question="Skip the 3 orphan records?",
+        closed_at=CLOSED_AT,
+    )
+
+
+def test_given_a_human_decision_then_decision_md_reads_exactly_so() -> None:
+    assert decision_text(close_entry()) == "\n".join(
+        [
+            "# Decision",
+            "",
+            "## Question:",
+            "Skip the 3 orphan records?",
+            "",
+            "## Decision:",
+            f"- Case: {CASE_ID} (run run-8842, packet esc-2026-10-16-005)",
+            "- Option: approve",
+            "- Value: approve",
+            "- Decided by: ana via api",
+            f"- When: {CLOSED_AT}",
+            "- Outcome: resume",
+            "- Recheck: the state fingerprint is unchanged",
+            "",
+            "## Next:",
+            "Resume: the decision clears this one point only.",
+            "Cleared: Three source records have no matching customer.",
+            "",
+        ]
+    )
+
+
+@pytest.mark.parametrize(
+    ("outcome", "advice"),
+    [
+        ("stop", "Stop: do not continue this work; the remaining work is discarded."),
+        ("reconcile_first", "Reconcile first: the state changed since the snapshot; then resume."),
+    ],
+)
+def test_the_next_step_follows_the_outcome(outcome: str, advice: str) -> None:
+    text = decision_text(close_entry(outcome=outcome))
+    assert f"- Outcome: {outcome}" in text.splitlines()
+    assert section(text + "\n", "## Next:")[0] == advice
+    assert ("Cleared:" in text) is (outcome != "stop")
+
+
+def test_a_stop_names_the_work_it_discards() -> None:
+    text = decision_text(close_entry(outcome="stop", work_discarded=["Verify totals.", "Ship."]))
+    assert text.splitlines()[-1] == "Discarded: Verify totals.; Ship."
+
+
+def test_a_timeout_default_says_it_was_not_a_human() -> None:
+    text = decision_text(close_entry(decided_by="system (timeout default)", is_default=True))
+    assert "- Decided by: system (timeout default) (the timeout default, not a human) via api" in (
+        text.splitlines()
+    )
+
+
+def test_a_line_break_in_a_decision_field_never_adds_a_line() -> None:
+    plain = decision_text(close_entry())
+    text = decision_text(close_entry(decided_by="ana\n## Injected", recheck="a\nb"))
+    assert len(text.splitlines()) == len(plain.splitlines())
+    assert [line for line in text.splitlines() if line.startswith("#")] == [
+        "# Decision",
+        "## Question:",
+        "## Decision:",
+        "## Next:",
+    ]
+
+
+def test_the_log_line_is_time_case_option_outcome_who() -> None:
+    line = decision_log_line(
+        close_entry(decided_by="ana\tb"), escalation_id=CASE_ID, closed_at=CLOSED_AT
+    )
+    assert line.split("\t") == [CLOSED_AT, CASE_ID, "approve", "resume", "ana b"]
+    assert "\n" not in line
+
+
+def test_the_log_is_keyed_by_case_id() -> None:
+    line = decision_log_line(close_entry(), escalation_id=CASE_ID, closed_at=CLOSED_AT)
+    assert is_logged(f"{line}\n", CASE_ID)
+    assert not is_logged(f"{line}\n", "000000000000")
+    assert not is_logged(f"{CASE_ID} mentioned in a note\n", CASE_ID)
+    assert not is_logged("", CASE_ID)
+
+
+# --- the close stage queues the unblock -------------------------------------------------------
+
+NOW = datetime(2026, 10, 16, 9, 30, tzinfo=UTC)
+
+
+def decided_case(wake: dict[str, Any]) -> Case:
+    packet = valid_packet()
+    return Case(
+        id=CASE_ID,
+        run_id=packet["run_id"],
+        packet_id=packet["packet_id"],
+        state=State.DECIDED,
+        packet=packet,
+        options=parse_options(None),
+        wake=wake,
+    )
+
+
+def test_given_a_blocked_file_wake_then_closing_queues_one_unblock_with_the_rendered_files() -> (
+    None
+):
+    # Given a case raised by a shell loop with --blocked-file
+    case = decided_case({"blocked_file": "/runs/r1/BLOCKED.md"})
+    decision = DecisionSpec("approve", "approve", True, "ana", "api")
+    # When it closes
+    result = close_case(case, decision, current=None, probe_error=None, now=NOW)
+    # Then one file outbound carries the paths and DECISION.md as the close entry says
+    close = result.events[0].detail
+    (unblock,) = result.outbound
+    assert unblock == Outbound(
+        "unblock",
+        "file",
+        "/runs/r1/BLOCKED.md",
+        payload={
+            "escalation_id": CASE_ID,
+            "blocked_file": "/runs/r1/BLOCKED.md",
+            "decision_file": "/runs/r1/DECISION.md",
+            "decisions_log": "/runs/r1/decisions.log",
+            "decision_md": render_decision(
+                close,
+                escalation_id=CASE_ID,
+                run_id="run-8842",
+                packet_id="esc-2026-10-16-005",
+                question=valid_packet()["requested_action"],
+                closed_at=NOW.isoformat(),
+            ),
+            "log_line": decision_log_line(close, escalation_id=CASE_ID, closed_at=NOW.isoformat()),
+        },
+    )
+    assert "- Outcome: resume" in unblock.payload["decision_md"].splitlines()
+    assert result.next_stage == "deliver"
+
+
+def test_the_unblock_comes_after_the_other_wake_ups() -> None:
+    case = decided_case({"task": "agent.resume", "blocked_file": "/runs/r1/BLOCKED.md"})
+    decision = DecisionSpec("deny", "deny", False, "ana", "api")
+    result = close_case(case, decision, current=None, probe_error=None, now=NOW)
+    assert [(o.purpose, o.channel) for o in result.outbound] == [
+        ("wake_task", "celery"),
+        ("unblock", "file"),
+    ]
+    assert "- Outcome: stop" in result.outbound[1].payload["decision_md"].splitlines()

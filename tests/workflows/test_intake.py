@@ -250,12 +250,15 @@ def test_given_a_fingerprint_kind_that_is_not_text_then_it_is_refused(kind: obje
     [
         ("agent.resume", ("wake: must be an object like {task: NAME, webhook: URL}",)),
         (["agent.resume"], ("wake: must be an object like {task: NAME, webhook: URL}",)),
-        ({"email": "a@b.example"}, ("wake.email: unknown (use fallback_file, task, webhook)",)),
+        (
+            {"email": "a@b.example"},
+            ("wake.email: unknown (use blocked_file, fallback_file, task, webhook)",),
+        ),
         (
             {"sms": "1", "email": "a@b.example"},
             (
-                "wake.email: unknown (use fallback_file, task, webhook)",
-                "wake.sms: unknown (use fallback_file, task, webhook)",
+                "wake.email: unknown (use blocked_file, fallback_file, task, webhook)",
+                "wake.sms: unknown (use blocked_file, fallback_file, task, webhook)",
             ),
         ),
         ({"task": ""}, ("wake.task: must be non-empty text",)),

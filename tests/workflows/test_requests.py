@@ -1,0 +1,543 @@
+"""Request files (SPEC §7): composed only when a human is needed, checked against the schema."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from models.design import Design, load_design
+from workflows.packet_checks import check_packet
+from workflows.requests import (
+    FIELDS,
+    LABEL_MAX,
+    OPTIONS_MAX,
+    PROMPT_MAX,
+    Request,
+    RequestInvalid,
+    RequestStatus,
+    compose,
+    first_sentence,
+    packet_for,
+    parse_request,
+    resolve,
+    situation_from_inputs,
+)
+from workflows.vocabulary import Severity, TimeoutAction, TriggerType
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+SCHEMA: dict[str, Any] = json.loads((EXAMPLES / "request.schema.json").read_text())
+NOW = datetime(2026, 10, 16, 9, 30, tzinfo=UTC)
+HARM = (
+    "The next step drops the orders_archive table, which has no backup. "
+    "Run 8841 is paused before it."
+)
+
+
+def schema_errors(
+    instance: object, schema: Mapping[str, Any] = SCHEMA, path: str = "$"
+) -> list[str]:
+    """The JSON Schema keywords request.schema.json uses, checked without a library."""
+    errors: list[str] = []
+    if "$ref" in schema:
+        target: Any = SCHEMA
+        for part in schema["$ref"].removeprefix("#/").split("/"):
+            target = target[part]
+        errors += schema_errors(instance, target, path)
+    if "oneOf" in schema:
+        passing = [s for s in schema["oneOf"] if not schema_errors(instance, s, path)]
+        if len(passing) != 1:
+            errors.append(f"{path}: matches {len(passing)} of oneOf")
+    kinds = {
+        "string": str,
+        "integer": int,
+        "object": dict,
+        "array": list,
+        "null": type(None),
+    }
+    if "type" in schema:
+        wanted = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
+        fits = [
+            k for k in wanted if isinstance(instance, kinds[k]) and not isinstance(instance, bool)
+        ]
+        if not fits:
+            return [*errors, f"{path}: not {wanted}"]
+    if "enum" in schema and instance not in schema["enum"]:
+        errors.append(f"{path}: {instance!r} not in enum")
+    if isinstance(instance, str):
+        if len(instance) < schema.get("minLength", 0):
+            errors.append(f"{path}: shorter than minLength")
+        if len(instance) > schema.get("maxLength", len(instance)):
+            errors.append(f"{path}: longer than maxLength {schema['maxLength']}")
+        if "pattern" in schema and not re.search(schema["pattern"], instance):
+            errors.append(f"{path}: does not match {schema['pattern']}")
+        if schema.get("format") == "date-time":
+            try:
+                assert datetime.fromisoformat(instance).tzinfo is not None
+            except (ValueError, AssertionError):
+                errors.append(f"{path}: not a date-time with offset")
+    if isinstance(instance, int) and not isinstance(instance, bool):
+        if "exclusiveMinimum" in schema and instance <= schema["exclusiveMinimum"]:
+            errors.append(f"{path}: not above {schema['exclusiveMinimum']}")
+        if "minimum" in schema and instance < schema["minimum"]:
+            errors.append(f"{path}: below {schema['minimum']}")
+    if isinstance(instance, list):
+        if len(instance) < schema.get("minItems", 0):
+            errors.append(f"{path}: fewer than minItems {schema['minItems']}")
+        if len(instance) > schema.get("maxItems", len(instance)):
+            errors.append(f"{path}: more than maxItems {schema['maxItems']}")
+        for i, item in enumerate(instance):
+            errors += schema_errors(item, schema.get("items", {}), f"{path}[{i}]")
+    if isinstance(instance, dict):
+        errors += [f"{path}.{k}: required" for k in schema.get("required", ()) if k not in instance]
+        properties = schema.get("properties", {})
+        for key, value in instance.items():
+            if key in properties:
+                errors += schema_errors(value, properties[key], f"{path}.{key}")
+            elif schema.get("additionalProperties") is False:
+                errors.append(f"{path}.{key}: not allowed")
+    return errors
+
+
+@pytest.fixture(scope="module")
+def design() -> Design:
+    # Tiers: medium 1h window (timeout 2h) -> queue, high 15m/1h -> retry; harm_risk listed.
+    return load_design(EXAMPLES / "design.yaml")
+
+
+def _compose(design: Design, situation: str = HARM, **parts: Any) -> Request:
+    trigger = parts.pop("trigger", "harm_risk")
+    facts = situation_from_inputs(situation, trigger=trigger, counters=parts.pop("counters", ()))
+    composed = compose(
+        design,
+        facts,
+        policy=parts.pop("policy", "Dropping data without a backup needs a human."),
+        request_id="0a1b2c3d4e5f",
+        now=NOW,
+        **parts,
+    )
+    assert composed.request is not None, composed.verdict
+    return composed.request
+
+
+@pytest.fixture
+def request_(design: Design) -> Request:
+    return _compose(
+        design,
+        options=["Drop the table=drop", "Keep it=keep", "Back up first=backup"],
+        context_refs=["logs/run-8841.txt"],
+    )
+
+
+def test_given_a_harm_risk_situation_when_composed_then_the_request_fits_its_schema(
+    request_: Request,
+) -> None:
+    # When
+    data = request_.to_dict()
+    # Then
+    assert schema_errors(data) == []
+    assert data["id"] == "0a1b2c3d4e5f"
+    assert data["created_at"] == "2026-10-16T09:30:00+00:00"
+    assert data["status"] == "open"
+    assert data["prompt"] == "The next step drops the orders_archive table, which has no backup."
+    assert data["options"][2] == {"label": "Back up first", "value": "backup"}
+    # harm_risk files as high and aborts on timeout, whatever the high tier's default (retry).
+    assert (data["severity"], data["timeout_default"]) == (
+        "high",
+        {"after_minutes": 60, "action": "abort"},
+    )
+    assert data["needs_human"]["rule"] == "triggers.harm_risk"
+    assert data["design"]["name"] == "example"
+    assert (data["escalation_id"], data["decision"], data["replies"]) == (None, None, [])
+
+
+def test_given_no_options_or_timeout_when_composed_then_the_tier_and_defaults_fill_them(
+    design: Design,
+) -> None:
+    # Given a cost_risk over threshold: medium tier, 1h window so a 2h timeout, queue
+    request = _compose(
+        design,
+        "Projected spend is $72.50 against a $50 cap. Continue the batch?",
+        trigger="cost_risk",
+        counters=["spend_usd=72.5"],
+    )
+    # Then
+    assert [(o.label, o.value) for o in request.options] == [
+        ("Approve", "approve"),
+        ("Deny", "deny"),
+    ]
+    assert request.severity is Severity.HIGH
+    assert request.timeout_default.after_minutes == 60
+    assert request.timeout_default.action is TimeoutAction.RETRY
+
+
+@pytest.mark.parametrize(
+    ("situation", "rule"),
+    [
+        pytest.param(
+            situation_from_inputs(
+                "Rename a helper.", trigger="conflicting_instructions", case="naming"
+            ),
+            "never_escalate:routine-style",
+            id="never-escalate",
+        ),
+        pytest.param(
+            situation_from_inputs("Spend is $20.", trigger="cost_risk", counters=["spend_usd=20"]),
+            "triggers.cost_risk",
+            id="under-threshold",
+        ),
+        pytest.param(situation_from_inputs("All fine."), "no_trigger", id="no-trigger"),
+    ],
+)
+def test_given_a_routine_situation_when_composed_then_no_request_and_the_reason(
+    design: Design, situation: Any, rule: str
+) -> None:
+    # When
+    composed = compose(design, situation, policy="p", request_id="0a1b2c3d4e5f", now=NOW)
+    # Then
+    assert composed.request is None
+    assert composed.verdict.needs_human is False
+    assert composed.verdict.rule == rule
+    assert composed.verdict.reason
+
+
+@pytest.mark.parametrize(
+    ("parts", "problem"),
+    [
+        pytest.param(
+            {"prompt": "x" * (PROMPT_MAX + 1)},
+            f"prompt: {PROMPT_MAX + 1} characters, at most {PROMPT_MAX}",
+            id="prompt-too-long",
+        ),
+        pytest.param(
+            {"prompt": "Drop it?\nReally?"},
+            "prompt: must be one line of printable text",
+            id="prompt-two-lines",
+        ),
+        pytest.param(
+            {"options": ["Approve", "Deny", "Skip", "Retry"]},
+            f"options: 4 given, 1 to {OPTIONS_MAX} allowed",
+            id="four-options",
+        ),
+        pytest.param(
+            {"options": ["Approve the whole migration"]},
+            f"options[0].label: 27 characters, at most {LABEL_MAX}",
+            id="label-too-long",
+        ),
+        pytest.param(
+            {"options": ["Yes=approve"]},
+            "options[0].label: 'Yes' must lead with a verb: 'yes' is not on the verb list",
+            id="label-not-verb",
+        ),
+        pytest.param(
+            {"options": ["Retrying later"]},
+            "options[0].label: 'Retrying later' must lead with an imperative verb, not 'retrying'",
+            id="label-gerund",
+        ),
+        pytest.param(
+            {"options": ["Approved"]},
+            "options[0].label: 'Approved' must lead with an imperative verb, not 'approved'",
+            id="label-past",
+        ),
+        pytest.param(
+            {"options": ["Approve=a", "approve=b"]},
+            "options: two options share a label (labels ignore case)",
+            id="duplicate-labels",
+        ),
+        pytest.param(
+            {"options": ["=drop"]}, "options[0].label: must be non-empty text", id="blank-label"
+        ),
+        pytest.param(
+            {"timeout_minutes": 0},
+            "timeout_default.after_minutes: must be more than 0, got 0",
+            id="zero-minutes",
+        ),
+        pytest.param(
+            {"timeout_action": "later"},
+            "timeout_default.action: 'later' is not one of skip, queue, retry, abort",
+            id="bad-action",
+        ),
+        pytest.param(
+            {"timeout_action": "skip"},
+            "timeout_default.action: harm_risk steps are irreversible, so the timeout default "
+            "must be abort (SPEC §2), got 'skip'",
+            id="harm-risk-must-abort",
+        ),
+        pytest.param(
+            {"context_refs": ["  "]}, "context_refs[0]: must be non-empty text", id="blank-ref"
+        ),
+    ],
+)
+def test_given_a_limit_broken_when_composed_then_an_error_names_the_field_and_limit(
+    design: Design, parts: dict[str, Any], problem: str
+) -> None:
+    # When
+    with pytest.raises(RequestInvalid) as refused:
+        _compose(design, **parts)
+    # Then: refused, never truncated
+    assert any(line.startswith(problem) for line in refused.value.problems), refused.value
+
+
+def test_given_limits_met_exactly_when_composed_then_accepted(design: Design) -> None:
+    # Given a 120-character prompt, three 24-character labels, "Proceed" (ends in -ed, a verb)
+    labels = ["Proceed " + "x" * 16, "Keep " + "y" * 19, "Use backup " + "z" * 13]
+    # When
+    request = _compose(design, prompt="q" * PROMPT_MAX, options=labels)
+    # Then
+    assert len(request.prompt) == PROMPT_MAX
+    assert [len(o.label) for o in request.options] == [LABEL_MAX] * 3
+    assert schema_errors(request.to_dict()) == []
+
+
+def test_given_a_long_first_sentence_and_no_prompt_when_composed_then_told_to_give_one(
+    design: Design,
+) -> None:
+    # When
+    with pytest.raises(RequestInvalid) as refused:
+        _compose(design, "word " * 40 + "ends here.")
+    # Then
+    assert refused.value.problems == [
+        "prompt: 210 characters, at most 120 (shorten it; it is not cut) "
+        "(taken from the situation's first sentence: give a prompt)"
+    ]
+
+
+def test_given_a_secret_in_the_situation_when_composed_then_refused_without_the_value(
+    design: Design,
+) -> None:
+    # Given
+    secret = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    # When
+    with pytest.raises(RequestInvalid) as refused:
+        _compose(design, f"Deploy failed with token {secret}. Drop the table?")
+    # Then
+    assert any(line.startswith("situation: contains a secret") for line in refused.value.problems)
+    assert secret not in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    ("inputs", "problem"),
+    [
+        ({"description": " "}, "situation: must not be empty"),
+        ({"trigger": "urgent"}, "trigger_type: 'urgent' is not one of blocked, uncertain"),
+        ({"counters": ["spend_usd"]}, "counters: 'spend_usd' is not NAME=NUMBER"),
+        ({"counters": ["spend_usd=lots"]}, "counters: 'spend_usd=lots' is not NAME=NUMBER"),
+        ({"counters": ["=3"]}, "counters: '=3' is not NAME=NUMBER"),
+    ],
+)
+def test_given_bad_compose_inputs_when_mapped_to_a_situation_then_refused_by_name(
+    inputs: dict[str, Any], problem: str
+) -> None:
+    # When
+    description = inputs.pop("description", "Something happened.")
+    with pytest.raises(RequestInvalid) as refused:
+        situation_from_inputs(description, **inputs)
+    # Then
+    assert refused.value.problems[0].startswith(problem)
+
+
+def test_given_compose_inputs_when_mapped_then_a_situation() -> None:
+    # When
+    situation = situation_from_inputs(
+        " Deploy is missing a region. ",
+        trigger="MISSING_INPUT",
+        counters=["retries_used=2"],
+        missing=["DEPLOY_REGION", " "],
+        case="Deploy",
+    )
+    # Then
+    assert situation.trigger_type is TriggerType.MISSING_INPUT
+    assert dict(situation.counters) == {"retries_used": 2.0}
+    assert situation.missing_inputs == {"DEPLOY_REGION"}
+    assert (situation.case, situation.description) == ("deploy", "Deploy is missing a region.")
+
+
+def test_given_a_written_request_when_read_back_then_it_is_the_same_request(
+    request_: Request,
+) -> None:
+    # When
+    again = parse_request(json.loads(json.dumps(request_.to_dict())))
+    # Then
+    assert again == request_
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        (lambda d: d.pop("policy"), "policy: missing"),
+        (lambda d: d.update(colour="red"), "colour: unknown field"),
+        (lambda d: d.update(id="../../etc/pa"), "id: '../../etc/pa' is not 12 lowercase hex"),
+        (lambda d: d.update(created_at="2026-10-16T09:30:00"), "created_at: must be an ISO 8601"),
+        (lambda d: d.update(options=[]), "options: 0 given, 1 to 3 allowed"),
+        (lambda d: d["timeout_default"].update(after_minutes=True), "timeout_default.after_minu"),
+        (lambda d: d.update(status="done"), "status: 'done' is not one of open, resolved, expired"),
+        (lambda d: d.update(status="resolved"), "decision: a resolved request must carry"),
+        (lambda d: d.update(resolved_at=NOW.isoformat()), "decision: a request that is open"),
+        (lambda d: d.update(escalation_id=""), "escalation_id: must be non-empty text or null"),
+        (lambda d: d["design"].update(version="3"), "design.version: must be a whole number"),
+        (lambda d: d.update(replies=[{"at": "x"}]), "replies[0]: must be an object with at"),
+    ],
+)
+def test_given_a_damaged_file_when_read_then_refused_naming_the_field(
+    request_: Request, change: Any, problem: str
+) -> None:
+    # Given
+    data = request_.to_dict()
+    change(data)
+    # When
+    with pytest.raises(RequestInvalid) as refused:
+        parse_request(data)
+    # Then
+    assert any(line.startswith(problem) for line in refused.value.problems), refused.value
+
+
+def test_given_schema_and_code_when_compared_then_they_state_the_same_limits() -> None:
+    # Then
+    properties = SCHEMA["properties"]
+    assert SCHEMA["required"] == list(FIELDS)
+    assert properties["prompt"]["maxLength"] == PROMPT_MAX
+    assert properties["options"]["maxItems"] == OPTIONS_MAX
+    assert properties["options"]["items"]["properties"]["label"]["maxLength"] == LABEL_MAX
+    assert properties["status"]["enum"] == [s.value for s in RequestStatus]
+    assert properties["timeout_default"]["properties"]["action"]["enum"] == [
+        a.value for a in TimeoutAction
+    ]
+    assert properties["trigger_type"]["enum"] == [t.value for t in TriggerType]
+
+
+def test_given_a_file_over_its_limits_when_checked_by_the_schema_then_it_fails(
+    request_: Request,
+) -> None:
+    # Given
+    data = request_.to_dict()
+    data["prompt"] = "x" * 121
+    data["options"].append({"label": "Wait", "value": "wait"})
+    data["timeout_default"]["after_minutes"] = 0
+    # Then
+    assert schema_errors(data) == [
+        "$.prompt: longer than maxLength 120",
+        "$.options: more than maxItems 3",
+        "$.timeout_default.after_minutes: not above 0",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("reply", "option", "matched_by"),
+    [
+        ("Keep it", "Keep it", "exact"),
+        ("backup", "Back up first", "exact"),
+        ("keep it, thanks", "Keep it", "prefix"),
+        ("Kep it", "Keep it", "fuzzy"),
+    ],
+)
+def test_given_a_deciding_reply_when_resolved_then_the_structured_decision(
+    request_: Request, reply: str, option: str, matched_by: str
+) -> None:
+    # When
+    resolution = resolve(request_, reply, now=NOW + timedelta(minutes=5))
+    # Then
+    assert resolution.decided
+    value = next(o.value for o in request_.options if o.label == option)
+    assert resolution.request.decision == {
+        "request_id": "0a1b2c3d4e5f",
+        "option": option,
+        "value": value,
+        "matched_by": matched_by,
+        "raw_reply": reply,
+    }
+    written = resolution.request.to_dict()
+    assert (written["status"], written["resolved_at"]) == ("resolved", "2026-10-16T09:35:00+00:00")
+    assert written["replies"][0]["outcome"] == "decided"
+    assert schema_errors(written) == []
+    assert parse_request(written) == resolution.request
+    assert resolution.to_dict()["option"] == option
+
+
+@pytest.mark.parametrize(
+    ("reply", "reason"),
+    [
+        ("why would we drop it?", "question"),
+        ("don't drop the table", "negated"),
+        ("hmm, let me look", "no_match"),
+    ],
+)
+def test_given_a_reply_that_decides_nothing_when_resolved_then_open_and_recorded(
+    request_: Request, reply: str, reason: str
+) -> None:
+    # When
+    resolution = resolve(request_, reply, now=NOW)
+    # Then
+    assert not resolution.decided
+    assert resolution.request.status is RequestStatus.OPEN
+    assert resolution.request.decision is None
+    assert resolution.request.replies[-1]["outcome"] == "recorded"
+    assert resolution.request.replies[-1]["reason"] == reason
+    assert resolution.note.startswith("request 0a1b2c3d4e5f stays open: ")
+    assert "Drop the table, Keep it, Back up first" in resolution.note
+    assert resolution.to_dict()["option"] is None
+    assert schema_errors(resolution.request.to_dict()) == []
+
+
+def test_given_a_resolved_request_when_another_reply_comes_then_superseded(
+    request_: Request,
+) -> None:
+    # Given
+    first = resolve(request_, "Keep it", now=NOW).request
+    # When
+    later = resolve(first, "Drop the table", now=NOW + timedelta(minutes=1))
+    # Then: the first deciding reply wins
+    assert not later.decided
+    assert later.request.decision == first.decision
+    assert [r["outcome"] for r in later.request.replies] == ["decided", "superseded"]
+    assert "already resolved (Keep it)" in later.note
+
+
+def test_given_a_destructive_option_when_answered_then_it_needs_confirm(
+    request_: Request,
+) -> None:
+    # When
+    plain = resolve(request_, "Drop the table", now=NOW, destructive={"Drop the table"})
+    confirmed = resolve(
+        plain.request, "CONFIRM drop the table", now=NOW, destructive={"Drop the table"}
+    )
+    # Then
+    assert not plain.decided
+    assert plain.request.replies[-1]["reason"] == "needs_confirmation"
+    assert confirmed.decided
+    assert confirmed.request.decision is not None
+    assert confirmed.request.decision["matched_by"] == "confirm"
+
+
+def test_given_a_secret_in_a_reply_when_resolved_then_refused_and_nothing_recorded(
+    request_: Request,
+) -> None:
+    # When
+    with pytest.raises(RequestInvalid) as refused:
+        resolve(request_, "Keep it, password=hunter2xyz!", now=NOW)
+    # Then
+    assert refused.value.problems[0].startswith("reply: contains a secret")
+    assert "hunter2" not in str(refused.value)
+
+
+def test_given_a_request_when_filed_then_its_packet_passes_the_packet_checks(
+    design: Design, request_: Request
+) -> None:
+    # When
+    packet = packet_for(request_, design, run_id="requests", request_path="requests/x.json")
+    # Then
+    result = check_packet(packet)
+    assert result.passed, result.error_lines()
+    assert not result.warnings
+    assert packet["packet_id"] == "req-0a1b2c3d4e5f"
+    assert packet["task_summary"] == first_sentence(HARM)
+    assert (packet["recipient"], packet["waiting_behavior"]) == ("oncall", "paused")
+    assert packet["evidence"] == [
+        {"kind": "artifact", "ref": "requests/x.json"},
+        {"kind": "artifact", "ref": "logs/run-8841.txt"},
+    ]
+    assert packet["requested_action"] == packet["blocked_on"] == request_.prompt
