@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -61,7 +62,8 @@ def answer_router(runtime: Runtime) -> APIRouter:
         return handle(
             InboundMessage(
                 text=text,
-                channel=channel if isinstance(channel, str) and channel else "inbound",
+                # A bridge reports names; it cannot pose as a platform we verify ourselves.
+                channel="bridge:" + (channel if isinstance(channel, str) and channel else "text"),
                 sender=sender if isinstance(sender, str) and sender else "unknown",
                 message_id=message_id if isinstance(message_id, str) else "",
             )
@@ -105,7 +107,14 @@ def answer_router(runtime: Runtime) -> APIRouter:
     async def inbound_ntfy(request: Request) -> JSONResponse:
         """ntfy action buttons: the phone POSTs '<code> <option>'; the code is the credential."""
         raw = await request.body()
-        return await run_in_threadpool(from_platform, lambda: ntfy.parse(raw, request.headers))
+        # ntfy names no sender: throttle unknown codes per caller address instead, so one
+        # guesser cannot lock everybody's buttons out.
+        caller = request.client.host if request.client else "unknown"
+
+        def read() -> InboundMessage:
+            return replace(ntfy.parse(raw, request.headers), sender=f"ntfy@{caller}")
+
+        return await run_in_threadpool(from_platform, read)
 
     def page(status: int, title: str, message: str, **extra: Any) -> HTMLResponse:
         html = TEMPLATES.get_template("answer.html").render(title=title, message=message, **extra)

@@ -25,9 +25,11 @@ from models.packet import EscalationRequest
 from models.settings import Settings
 from models.store import decision_of
 from models.tables import Delivery, Escalation, Event, Reply
-from workers.answers import CONFLICTS, FORBIDDEN, REFUSALS, answer
+from workers import blockers
+from workers.answers import answer
 from workers.app import make_celery
 from workers.channels import dev_inbox_path
+from workers.inbound.dispatch import status_of
 from workers.intake import accept
 from workers.runtime import Runtime, runtime_for
 from workers.tasks import nudge
@@ -185,6 +187,26 @@ def create_app(settings: Settings, *, migrate: bool = True) -> FastAPI:
                 return {**detail, "waiting": not done}
             await asyncio.sleep(min(WAIT_POLL, max(0.0, deadline - time.monotonic())))
 
+    @app.post("/v1/tasks/{task}/blockers", status_code=status.HTTP_201_CREATED)
+    def link_blockers(
+        task: str,
+        response: Response,
+        body: Annotated[dict[str, Any], Body(description='{"escalations": [ids], "wake": {...}}')],
+        _role: Annotated[str, Depends(require("agent"))],
+    ) -> dict[str, Any]:
+        """The task waits on these escalations and is woken once, when the last is resolved."""
+        linked = blockers.link(runtime, task, body.get("escalations"), body.get("wake"))
+        if not linked["created"]:
+            response.status_code = status.HTTP_200_OK
+        return linked
+
+    @app.get("/v1/tasks/{task}/blockers")
+    def task_blockers(
+        task: str, _role: Annotated[str, Depends(require("agent", "operator"))]
+    ) -> dict[str, Any]:
+        """The task's 'Decision needed' cards and whether it was woken."""
+        return blockers.cards(runtime, task)
+
     @app.get("/v1/escalations/{escalation_id}/events")
     def get_events(
         escalation_id: str, db: Db, _role: Annotated[str, Depends(require("agent", "operator"))]
@@ -213,24 +235,19 @@ def create_app(settings: Settings, *, migrate: bool = True) -> FastAPI:
             or (option is None and not (reply_text or "").strip())
         ):
             return JSONResponse({"detail": 'send {"option": LABEL} or {"text": REPLY}'}, 422)
-        sender = body.get("sender") if isinstance(body.get("sender"), str) else f"api:{role}"
+        # The token says who this is; a name the caller adds is kept, but cannot pose as
+        # another identity (a design's deciders, the run's owner).
+        named = body.get("sender")
+        responder = f"api:{role}/{named}" if isinstance(named, str) and named else f"api:{role}"
         result = answer(
             runtime,
             escalation_id,
             option=option,
             text=reply_text,
-            responder=str(sender),
+            responder=responder,
             channel="api",
         )
-        code = (
-            409
-            if result.outcome in CONFLICTS
-            else 422
-            if result.outcome in REFUSALS
-            else 403
-            if result.outcome in FORBIDDEN
-            else 200
-        )
+        code = status_of(result)
         return JSONResponse(
             {
                 "id": escalation_id,

@@ -5,9 +5,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from models.store import as_utc
+from models.store import as_utc, decision_json
 from models.tables import Decision, Delivery, Escalation, Event, Reply
-from workers.answers import decision_json
 
 
 def _iso(moment: datetime | None) -> str | None:

@@ -98,6 +98,18 @@ def decision_of(session: Session, escalation_id: str) -> Decision | None:
     return session.exec(select(Decision).where(Decision.escalation_id == escalation_id)).first()
 
 
+def decision_json(decision: Decision) -> dict[str, Any]:
+    return {
+        "option": decision.option,
+        "value": decision.value,
+        "resumes": decision.resumes,
+        "decided_by": decision.decided_by,
+        "channel": decision.channel,
+        "is_default": decision.is_default,
+        "at": at.isoformat() if (at := as_utc(decision.at)) else None,
+    }
+
+
 def decision_spec(decision: Decision) -> DecisionSpec:
     return DecisionSpec(
         **{f.name: getattr(decision, f.name) for f in dataclass_fields(DecisionSpec)}
@@ -114,8 +126,33 @@ def find_by_packet(session: Session, run_id: str, packet_id: str) -> Escalation 
 def insert_escalation(
     session: Session, row: Escalation, event: EventSpec, *, now: datetime
 ) -> tuple[Escalation, bool]:
-    """Insert a new case, or return the one already stored for this (run, packet)."""
+    """Insert a new case, or return the one already stored for this (run, packet).
+
+    A packet refused earlier and now resent, fixed, under the same id takes that row over:
+    the refusal stays in its events, and the case starts from `received`.
+    """
     existing = find_by_packet(session, row.run_id, row.packet_id)
+    if existing is not None and existing.state == State.REFUSED.value and row.packet:
+        for name in (
+            "severity",
+            "trigger_type",
+            "state",
+            "packet",
+            "snapshot",
+            "options",
+            "wake",
+            "design",
+            "design_hash",
+            "cites_id",
+            "owner",
+            "question_key",
+            "updated_at",
+        ):
+            setattr(existing, name, getattr(row, name))
+        existing.problems, existing.outcome, existing.closed_at = [], None, None
+        session.add(existing)
+        add_event(session, existing, event.kind, {**event.detail, "after_refusal": True}, now=now)
+        return existing, True
     if existing is not None:
         return existing, False
     try:

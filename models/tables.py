@@ -136,3 +136,18 @@ class Decision(SQLModel, table=True):
     is_default: bool = False
     reply_id: int | None = Field(default=None, foreign_key="replies.id")
     at: datetime | None = _when(nullable=False)
+
+
+class TaskWait(SQLModel, table=True):
+    """A run's task waiting on a set of escalations; woken once, when the last one closes."""
+
+    __tablename__ = "task_waits"
+    __table_args__ = (UniqueConstraint("task", "set_key", name="uq_task_wait_set"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    task: str = Field(index=True, max_length=200)
+    set_key: str = Field(max_length=64)
+    escalation_ids: list[str] = Field(default_factory=list, sa_column=Column(JSON))
+    wake: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON))
+    created_at: datetime | None = _when()
+    woken_at: datetime | None = _when(index=True)

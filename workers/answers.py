@@ -16,6 +16,7 @@ from models.store import (
     apply_result,
     as_utc,
     case_of,
+    decision_json,
     decision_of,
     lock_escalation,
     record_reply,
@@ -60,18 +61,6 @@ class Answer:
     @property
     def decided(self) -> bool:
         return self.outcome == "decided"
-
-
-def decision_json(decision: Decision) -> dict[str, Any]:
-    return {
-        "option": decision.option,
-        "value": decision.value,
-        "resumes": decision.resumes,
-        "decided_by": decision.decided_by,
-        "channel": decision.channel,
-        "is_default": decision.is_default,
-        "at": at.isoformat() if (at := as_utc(decision.at)) else None,
-    }
 
 
 def _valid_answers(row: Escalation) -> str:
@@ -272,7 +261,7 @@ TOKEN_GRACE = timedelta(days=1)  # late replies are still told what was decided
 
 def find_by_token(runtime: Runtime, token: str) -> str | None:
     """The case a correlation token belongs to, while it is open or recently closed."""
-    digest = token_hash(token)
+    digest = token_hash(runtime.answer_key, token)
     now = datetime.now(UTC)
     with transaction(runtime.engine) as session:
         row = session.exec(select(Escalation).where(Escalation.reply_token_hash == digest)).first()

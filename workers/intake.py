@@ -14,7 +14,7 @@ from workers.runtime import Runtime
 from workflows.case import options_to_json
 from workflows.errors import PacketRefused
 from workflows.intake import admit, question_key
-from workflows.secrets import find_secrets
+from workflows.secrets import find_secrets, scan_text
 from workflows.stages import EventSpec
 from workflows.states import State
 
@@ -88,7 +88,9 @@ def _record_refusal(runtime: Runtime, request: Any, problems: list[str], *, now:
 
     def text(key: str, default: str) -> str:
         value = packet.get(key)
-        return value[:200] if isinstance(value, str) and value.strip() else default
+        if not isinstance(value, str) or not value.strip() or scan_text(value):
+            return default  # a missing id, or one holding a secret, is never stored
+        return value[:200]
 
     row = Escalation(
         id=new_id(),

@@ -10,14 +10,13 @@ from pathlib import Path
 from typing import Any
 
 from celery import shared_task
-from sqlmodel import Session, col, select, update
+from sqlmodel import Session, col, update
 
 from models.db import transaction
 from models.design import Design, parse_design
 from models.store import (
     add_event,
     apply_result,
-    as_utc,
     case_of,
     decision_of,
     decision_spec,
@@ -26,21 +25,21 @@ from models.store import (
     lock_escalation,
 )
 from models.tables import Delivery, Escalation
-from workers import channels, names
+from workers import blockers, channels, names
 from workers.answering import answer_links, reply_token, token_hash
 from workers.inbound.ntfy import MAX_ACTIONS
 from workers.inbound.ntfy import answer_actions as answer_actions_header
 from workers.intake import accept
 from workers.probes import ProbeError, read_fingerprint
 from workers.runtime import Runtime, runtime_for
+from workers.unblock import unblock
 from workers.wakeups import post_webhook, send_wake_task
 from workflows import stages
 from workflows.blocked_file import render_blocked
-from workflows.case import parse_options
 from workflows.errors import PacketRefused
 from workflows.notifications import fill_markers
 from workflows.stages import Outbound, StageResult
-from workflows.states import State, check_transition
+from workflows.states import OPEN_FOR_DECISION, State, check_transition
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +51,7 @@ STAGE_OF_STATE = {
     State.FOLLOWED_UP: stages.TIMEOUT,
     State.DECIDED: stages.CLOSE,
 }
-SEND_LEASE = timedelta(seconds=120)
+PAGES = ("notify", "follow_up")  # deliveries that ask a person to decide
 
 
 def _now() -> datetime:
@@ -220,7 +219,10 @@ def route(self: Any, escalation_id: str) -> None:
             case_of(row), design, public_url=runtime.settings.resolved_public_url, now=now
         )
         token = reply_token(runtime.answer_key, row.id)  # its hash lands before any send
-        result = replace(result, updates={**result.updates, "reply_token_hash": token_hash(token)})
+        result = replace(
+            result,
+            updates={**result.updates, "reply_token_hash": token_hash(runtime.answer_key, token)},
+        )
         return _per_channel(runtime, result)
 
     finish(self.app, runtime, escalation_id, State.SNAPSHOTTED, decide)
@@ -292,6 +294,13 @@ def deliver(self: Any, escalation_id: str) -> None:
             _deliver_one(self.app, runtime, delivery_id)
 
 
+def _send_lease(settings: Any) -> timedelta:
+    """Longer than the longest send (every try timing out, with backoff), so a slow send is
+    never claimed and sent a second time."""
+    per_try = settings.send_timeout + settings.delivery_backoff * 8
+    return timedelta(seconds=settings.delivery_tries * per_try + 60)
+
+
 def _claim(runtime: Runtime, delivery_id: int) -> Delivery | None:
     now = _now()
     with transaction(runtime.engine) as session:
@@ -305,7 +314,7 @@ def _claim(runtime: Runtime, delivery_id: int) -> Delivery | None:
             .values(
                 state="sending",
                 attempts=Delivery.attempts + 1,  # type: ignore[operator]
-                lease_until=now + SEND_LEASE,
+                lease_until=now + _send_lease(runtime.settings),
             )
         )
         if claimed.rowcount != 1:  # type: ignore[attr-defined]
@@ -324,6 +333,14 @@ def _send(app: Any, runtime: Runtime, delivery: Delivery) -> channels.SendOutcom
             secret=runtime.webhook_secret,
             timeout=settings.send_timeout,
         )
+    if delivery.channel == "file":  # a shell loop's BLOCKED.md on this host (SPEC §5)
+        try:
+            left = unblock(delivery.payload)
+        except (OSError, KeyError) as exc:
+            return channels.SendOutcome(channels.FAILED, f"{type(exc).__name__}: {exc}"[:500])
+        if left:
+            log.warning("escalation %s: %s", delivery.escalation_id, left)
+        return channels.SendOutcome(channels.SENT)
     tag = str(delivery.payload.get("tag", ""))
     channel = runtime.channels.channel(tag, delivery.target)
     if channel is None:
@@ -367,6 +384,8 @@ def _deliver_one(app: Any, runtime: Runtime, delivery_id: int) -> None:
     delivery = _claim(runtime, delivery_id)
     if delivery is None:
         return
+    if delivery.purpose in PAGES and _cancel_if_decided(runtime, delivery):
+        return
     outcome = _send(app, runtime, delivery)
     now = _now()
     settings = runtime.settings
@@ -404,8 +423,34 @@ def _deliver_one(app: Any, runtime: Runtime, delivery_id: int) -> None:
             now=now,
         )
         case = case_of(case_row)
-    if exhausted and delivery.purpose in ("notify", "follow_up") and delivery.role == "primary":
+    still_open = case.state in OPEN_FOR_DECISION
+    if exhausted and delivery.purpose in PAGES and delivery.role == "primary" and still_open:
         _escalate_undelivered(app, runtime, case, delivery, outcome.error or "unconfirmed")
+
+
+def _cancel_if_decided(runtime: Runtime, delivery: Delivery) -> bool:
+    """A page still queued when the case was decided is not sent: nobody needs asking."""
+    now = _now()
+    with transaction(runtime.engine) as session:
+        case_row = session.get(Escalation, delivery.escalation_id)
+        row = session.get(Delivery, delivery.id)
+        if case_row is None or row is None or State(case_row.state) in OPEN_FOR_DECISION:
+            return False
+        row.state, row.lease_until = "cancelled", None
+        session.add(row)
+        add_event(
+            session,
+            case_row,
+            "delivery_cancelled",
+            {
+                "delivery": row.id,
+                "purpose": row.purpose,
+                "channel": row.target,
+                "why": f"the case is {case_row.state}",
+            },
+            now=now,
+        )
+        return True
 
 
 def _escalate_undelivered(
@@ -466,11 +511,9 @@ def sweep(self: Any) -> dict[str, int]:
             d.escalation_id
             for d in due_deliveries(session, now=now, pending_grace=stall_after, limit=500)
         }
+    wanted.update(blockers.release_ready(runtime))  # SPEC §8: once, after the last
     for stage, escalation_id in dispatched:
         nudge(self.app, stage, escalation_id)
     for escalation_id in sorted(wanted):
         nudge(self.app, stages.DELIVER, escalation_id)
     return {"stages": len(dispatched), "deliveries": len(wanted)}
-
-
-__all__ = ["as_utc", "parse_options", "select"]
