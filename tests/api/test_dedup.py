@@ -56,3 +56,24 @@ def test_once_the_case_is_closed_the_question_may_be_asked_again(
     engine.dispose()
     again = raise_(api_client, packet_id="esc-b")
     assert again["created"] and again["id"] != first["id"]
+
+
+def test_a_packet_refused_then_resent_fixed_under_its_id_is_accepted(
+    api_client: TestClient, api_settings: Settings
+) -> None:
+    import pytest
+
+    from workers.app import make_celery
+    from workers.intake import accept
+    from workers.runtime import runtime_for
+    from workflows.errors import PacketRefused
+
+    runtime = runtime_for(make_celery(api_settings))
+    broken = {**valid_packet(), "packet_id": "esc-fix", "evidence": []}
+    with pytest.raises(PacketRefused):
+        accept(runtime, {"packet": broken}, record_refusal=True)  # as the Celery intake does
+    fixed = accept(runtime, {"packet": {**valid_packet(), "packet_id": "esc-fix"}})
+    assert fixed.created and fixed.state == "received"
+    events = api_client.get(f"/v1/escalations/{fixed.id}/events", headers=AGENT).json()
+    assert [e["kind"] for e in events["events"]] == ["refused", "accepted"]
+    runtime.engine.dispose()
