@@ -2,16 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
-from models.store import as_utc, decision_json
+from models.store import decision_json, iso
 from models.tables import Decision, Delivery, Escalation, Event, Reply
-
-
-def _iso(moment: datetime | None) -> str | None:
-    moment = as_utc(moment)
-    return moment.isoformat() if moment else None
 
 
 def escalation_summary(row: Escalation) -> dict[str, Any]:
@@ -24,9 +18,9 @@ def escalation_summary(row: Escalation) -> dict[str, Any]:
         "state": row.state,
         "outcome": row.outcome,
         "question": (row.packet or {}).get("requested_action"),
-        "created_at": _iso(row.created_at),
-        "next_action_at": _iso(row.next_action_at),
-        "closed_at": _iso(row.closed_at),
+        "created_at": iso(row.created_at),
+        "next_action_at": iso(row.next_action_at),
+        "closed_at": iso(row.closed_at),
     }
 
 
@@ -42,9 +36,9 @@ def escalation_detail(
         "problems": row.problems,
         "cites_id": row.cites_id,
         "design_hash": row.design_hash,
-        "routed_at": _iso(row.routed_at),
-        "followed_up_at": _iso(row.followed_up_at),
-        "decided_at": _iso(row.decided_at),
+        "routed_at": iso(row.routed_at),
+        "followed_up_at": iso(row.followed_up_at),
+        "decided_at": iso(row.decided_at),
         "decision": decision_json(decision) if decision else None,
         "deliveries": [
             {
@@ -55,7 +49,7 @@ def escalation_detail(
                 "state": d.state,
                 "attempts": d.attempts,
                 "last_error": d.last_error,
-                "sent_at": _iso(d.sent_at),
+                "sent_at": iso(d.sent_at),
             }
             for d in deliveries
         ],
@@ -65,7 +59,7 @@ def escalation_detail(
 def event_json(event: Event) -> dict[str, Any]:
     return {
         "id": event.id,
-        "at": _iso(event.at),
+        "at": iso(event.at),
         "kind": event.kind,
         "state": event.state,
         "detail": event.detail,
@@ -75,7 +69,7 @@ def event_json(event: Event) -> dict[str, Any]:
 def reply_json(reply: Reply) -> dict[str, Any]:
     return {
         "id": reply.id,
-        "at": _iso(reply.at),
+        "at": iso(reply.at),
         "channel": reply.channel,
         "sender": reply.sender,
         "text": reply.raw_text,

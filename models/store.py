@@ -31,6 +31,12 @@ def as_utc(moment: datetime | None) -> datetime | None:
     return moment.replace(tzinfo=UTC)
 
 
+def iso(moment: datetime | None) -> str | None:
+    """A stored time as ISO 8601 in UTC (SQLite hands them back naive)."""
+    moment = as_utc(moment)
+    return moment.isoformat() if moment else None
+
+
 def lock_escalation(session: Session, escalation_id: str) -> Escalation | None:
     """The case row, locked for this transaction (SQLite: BEGIN IMMEDIATE already holds it)."""
     statement = select(Escalation).where(Escalation.id == escalation_id).with_for_update()
@@ -106,7 +112,7 @@ def decision_json(decision: Decision) -> dict[str, Any]:
         "decided_by": decision.decided_by,
         "channel": decision.channel,
         "is_default": decision.is_default,
-        "at": at.isoformat() if (at := as_utc(decision.at)) else None,
+        "at": iso(decision.at),
     }
 
 
