@@ -239,6 +239,8 @@ def _record_superseded(
     runtime: Runtime, escalation_id: str, raw: str, responder: str, channel: str
 ) -> Answer:
     now = datetime.now(UTC)
+    kinds = scan_text(raw)  # this path, too, never stores a secret
+    text = f"[withheld: contains a secret ({', '.join(kinds)})]" if kinds else raw
     with transaction(runtime.engine) as session:
         row = lock_escalation(session, escalation_id)
         assert row is not None
@@ -247,7 +249,7 @@ def _record_superseded(
             row,
             channel=channel,
             sender=responder,
-            text=raw,
+            text=text,
             option=None,
             matched_by=None,
             outcome="superseded",
