@@ -36,10 +36,7 @@ class Escalations:
             response = self._http.request(method, path, **kwargs)
         except httpx.HTTPError as exc:
             raise ClientError(0, f"cannot reach {self._http.base_url}: {exc}") from None
-        body = response.json() if response.content else None
-        if response.status_code >= 400:
-            raise ClientError(response.status_code, body)
-        return body
+        return _body_of(response)
 
     def raise_(self, packet: dict[str, Any], **parts: Any) -> dict[str, Any]:
         """File an escalation: `packet` plus optional snapshot, options and wake."""
@@ -87,19 +84,12 @@ class Escalations:
 
         Uses the server's bounded long-poll, so an interrupted wait can simply be called again.
         """
-        deadline = None if timeout is None else time.monotonic() + timeout
+        waiting = _Waiting(timeout, hold)
         while True:
-            left = hold if deadline is None else min(hold, max(0.0, deadline - time.monotonic()))
-            case: dict[str, Any] = self._call(
-                "GET",
-                f"/v1/escalations/{escalation_id}/wait",
-                params={"hold": left},
-                timeout=left + 10,
-            )
-            if case["state"] in TERMINAL_STATES:
-                return case
-            if deadline is not None and time.monotonic() >= deadline:
-                return None
+            method, path, options = waiting.request(escalation_id)
+            case: dict[str, Any] = self._call(method, path, **options)
+            if waiting.over(case):
+                return case if case["state"] in TERMINAL_STATES else None
 
     def close(self) -> None:
         self._http.close()
@@ -109,6 +99,34 @@ class Escalations:
 
     def __exit__(self, *_exc: object) -> None:
         self.close()
+
+
+def _body_of(response: httpx.Response) -> Any:
+    """The decoded body; an HTTP error status becomes a ClientError carrying it."""
+    body = response.json() if response.content else None
+    if response.status_code >= 400:
+        raise ClientError(response.status_code, body)
+    return body
+
+
+class _Waiting:
+    """One wait's long-poll requests, each held at most `hold` and never past `timeout`."""
+
+    def __init__(self, timeout: float | None, hold: float) -> None:
+        self.deadline = None if timeout is None else time.monotonic() + timeout
+        self.hold = hold
+
+    def request(self, escalation_id: str) -> tuple[str, str, dict[str, Any]]:
+        left = self.hold
+        if self.deadline is not None:
+            left = min(self.hold, max(0.0, self.deadline - time.monotonic()))
+        path = f"/v1/escalations/{escalation_id}/wait"
+        return "GET", path, {"params": {"hold": left}, "timeout": left + 10}
+
+    def over(self, case: dict[str, Any]) -> bool:
+        """The case reached an end, or the caller's timeout passed."""
+        timed_out = self.deadline is not None and time.monotonic() >= self.deadline
+        return case["state"] in TERMINAL_STATES or timed_out
 
 
 class ApprovalDenied(Exception):
@@ -169,10 +187,7 @@ class AsyncEscalations:
             response = await self._http.request(method, path, **kwargs)
         except httpx.HTTPError as exc:
             raise ClientError(0, f"cannot reach {self._http.base_url}: {exc}") from None
-        body = response.json() if response.content else None
-        if response.status_code >= 400:
-            raise ClientError(response.status_code, body)
-        return body
+        return _body_of(response)
 
     async def raise_(self, packet: dict[str, Any], **parts: Any) -> dict[str, Any]:
         request = {"packet": packet, **{k: v for k, v in parts.items() if v is not None}}
@@ -187,19 +202,12 @@ class AsyncEscalations:
         self, escalation_id: str, *, timeout: float | None = None, hold: float = 25.0
     ) -> dict[str, Any] | None:
         """As Escalations.wait, without blocking the event loop."""
-        deadline = None if timeout is None else time.monotonic() + timeout
+        waiting = _Waiting(timeout, hold)
         while True:
-            left = hold if deadline is None else min(hold, max(0.0, deadline - time.monotonic()))
-            case: dict[str, Any] = await self._call(
-                "GET",
-                f"/v1/escalations/{escalation_id}/wait",
-                params={"hold": left},
-                timeout=left + 10,
-            )
-            if case["state"] in TERMINAL_STATES:
-                return case
-            if deadline is not None and time.monotonic() >= deadline:
-                return None
+            method, path, options = waiting.request(escalation_id)
+            case: dict[str, Any] = await self._call(method, path, **options)
+            if waiting.over(case):
+                return case if case["state"] in TERMINAL_STATES else None
 
     async def aclose(self) -> None:
         await self._http.aclose()
