@@ -13,7 +13,8 @@ import pytest
 
 from models.design import Design, load_design
 from workflows.packet_checks import check_packet
-from workflows.requests import (
+from workflows.request_parsing import parse_request
+from workflows.request_schema import (
     FIELDS,
     LABEL_MAX,
     OPTIONS_MAX,
@@ -21,10 +22,11 @@ from workflows.requests import (
     Request,
     RequestInvalid,
     RequestStatus,
+)
+from workflows.requests import (
     compose,
     first_sentence,
     packet_for,
-    parse_request,
     resolve,
     situation_from_inputs,
 )
