@@ -10,10 +10,12 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import or_
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
-from models.tables import Decision, Delivery, Escalation, Event, Reply
+from models.tables import Decision, Delivery, Escalation, Event, PipelinePhase, Reply
 from workflows.case import Case, parse_options
 from workflows.stages import DecisionSpec, EventSpec, StageResult
 from workflows.states import TERMINAL, State
@@ -37,6 +39,26 @@ def iso(moment: datetime | None) -> str | None:
     return moment.isoformat() if moment else None
 
 
+def lock_pipeline_phase(
+    session: Session, pipeline_id: str, phase: str, *, now: datetime
+) -> PipelinePhase:
+    """One phase's counters, created at zero when new, locked for this transaction."""
+    dialect = session.get_bind().dialect.name
+    insert = sqlite_insert if dialect == "sqlite" else postgresql_insert
+    new = {"pipeline_id": pipeline_id, "phase": phase, "updated_at": now}
+    session.execute(
+        insert(PipelinePhase)
+        .values(**new, resets=0, nuclear=0, escalations=0)
+        .on_conflict_do_nothing()
+    )
+    statement = (
+        select(PipelinePhase)
+        .where(PipelinePhase.pipeline_id == pipeline_id, PipelinePhase.phase == phase)
+        .with_for_update()
+    )
+    return session.exec(statement).one()
+
+
 def lock_escalation(session: Session, escalation_id: str) -> Escalation | None:
     """The case row, locked for this transaction (SQLite: BEGIN IMMEDIATE already holds it)."""
     statement = select(Escalation).where(Escalation.id == escalation_id).with_for_update()
@@ -55,6 +77,7 @@ def case_of(row: Escalation) -> Case:
         options=parse_options(row.options),
         wake=row.wake or {},
         cites_id=row.cites_id,
+        pipeline=row.pipeline or {},
         created_at=as_utc(row.created_at),
         routed_at=as_utc(row.routed_at),
     )

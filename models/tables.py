@@ -46,6 +46,8 @@ class Escalation(SQLModel, table=True):
     # sha256 of run, trigger type and normalised blocked_on: a repeat joins the open case.
     question_key: str | None = Field(default=None, max_length=64, index=True)
     outcome: str | None = Field(default=None, max_length=32)
+    # A pipeline's case (SPEC §6): its phase, the commands offered and accepted, the advisory.
+    pipeline: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
     attempts: int = 0
     next_action_at: datetime | None = _when(index=True)
     created_at: datetime | None = _when()
@@ -151,3 +153,16 @@ class TaskWait(SQLModel, table=True):
     wake: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON))
     created_at: datetime | None = _when()
     woken_at: datetime | None = _when(index=True)
+
+
+class PipelinePhase(SQLModel, table=True):
+    """Resets used in one phase of one pipeline: the service's count holds the caps (SPEC §6)."""
+
+    __tablename__ = "pipeline_phases"
+
+    pipeline_id: str = Field(primary_key=True, max_length=200)
+    phase: str = Field(primary_key=True, max_length=200)
+    resets: int = 0
+    nuclear: int = 0
+    escalations: int = 0  # numbers each escalation's packet_id within the phase
+    updated_at: datetime | None = _when()
