@@ -19,6 +19,7 @@ from sqlmodel import Session, col, select
 
 from api.answer_routes import answer_router
 from api.auth import load_tokens, require
+from api.pipeline_routes import pipeline_router
 from api.views import escalation_detail, escalation_summary, event_json, reply_json
 from models.migrate import upgrade
 from models.packet import EscalationRequest
@@ -73,6 +74,7 @@ def create_app(settings: Settings, *, migrate: bool = True) -> FastAPI:
         return JSONResponse({"detail": str(exc)}, code)
 
     app.include_router(answer_router(runtime))
+    app.include_router(pipeline_router(runtime, public_url=settings.resolved_public_url))
 
     @app.get("/healthz")
     def healthz(db: Db) -> dict[str, Any]:

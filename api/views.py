@@ -40,6 +40,7 @@ def escalation_detail(
         "followed_up_at": iso(row.followed_up_at),
         "decided_at": iso(row.decided_at),
         "decision": decision_json(decision) if decision else None,
+        "pipeline": _pipeline_view(row, decision),
         "deliveries": [
             {
                 "id": d.id,
@@ -54,6 +55,13 @@ def escalation_detail(
             for d in deliveries
         ],
     }
+
+
+def _pipeline_view(row: Escalation, decision: Decision | None) -> dict[str, Any] | None:
+    """A pipeline case's offer and, once decided, the command the orchestrator runs."""
+    if not row.pipeline:
+        return None
+    return {**row.pipeline, "command": decision.value if decision else None}
 
 
 def event_json(event: Event) -> dict[str, Any]:

@@ -24,11 +24,13 @@ from models.store import (
 )
 from models.tables import Decision, Escalation
 from workers.answering import token_hash
+from workers.pipelines import charge_command
 from workers.runtime import Runtime
 from workers.tasks import nudge
 from workflows import stages
 from workflows.case import Option
 from workflows.errors import NotFound
+from workflows.pipeline import command_option
 from workflows.replies import (
     GRAMMAR_VERSION,
     ReplyMatch,
@@ -42,8 +44,8 @@ from workflows.states import OPEN_FOR_DECISION, TERMINAL, State
 
 # Outcomes that did not decide because of the case, not the words: HTTP 409.
 CONFLICTS = frozenset({"superseded", "too_early"})
-# Outcomes refused because of the reply itself: HTTP 422.
-REFUSALS = frozenset({"unknown_option", "withheld"})
+# Outcomes refused because of the reply itself: HTTP 422 (over_cap: a §6 cap is spent).
+REFUSALS = frozenset({"unknown_option", "withheld", "over_cap"})
 # The responder may not decide this case (the design's responder policy): HTTP 403.
 FORBIDDEN = frozenset({"not_allowed"})
 
@@ -78,7 +80,16 @@ def _understand(row: Escalation, option: str | None, text: str) -> tuple[ReplyMa
         if chosen is None:
             return ReplyMatch("comment"), "unknown_option"
         return ReplyMatch("decision", chosen, "option"), None
-    return parse_reply(text, options, destructive=destructive_labels(row, options)), None
+    destructive = destructive_labels(row, options)
+    if row.pipeline:  # the §6 commands, as far as the caps allowed when the case opened
+        accepted = row.pipeline.get("accepted", [])
+        return (
+            parse_reply(
+                text, options, pipeline=True, allowed_commands=accepted, destructive=destructive
+            ),
+            None,
+        )
+    return parse_reply(text, options, destructive=destructive), None
 
 
 def destructive_labels(row: Escalation, options: Sequence[Option]) -> frozenset[str]:
@@ -179,6 +190,8 @@ def _answer_locked(
         return _superseded(row, existing)
     if not match.decides:
         outcome = "needs_confirmation" if match.needs_confirmation else match.kind
+        if match.reason == "not_allowed":  # a command the caps no longer allow
+            outcome = "over_cap"
         keep(outcome)
         return Answer(
             row.id, outcome, "Recorded. " + clarification(case_of(row).options, match=match)
@@ -190,22 +203,27 @@ def _answer_locked(
             "too_early",
             f"Escalation {row.id} is still being routed ({row.state}); answer again in a moment.",
         )
-    assert match.option is not None
+    chosen = match.option
+    if chosen is None:  # a command typed but never offered (SKIP)
+        assert match.command is not None
+        chosen = command_option(match.command)
     verdict = may_decide(
         parse_design(row.design, source=f"escalation {row.id}"),
         severity=row.severity,
         trigger_type=row.trigger_type,
         responder=responder,
         owner=row.owner,
-        resumes=match.option.resumes,
+        resumes=chosen.resumes,
     )
     if not verdict.allowed:
         keep("not_allowed")
         return Answer(row.id, "not_allowed", f"Not decided: {verdict.reason}.")
+    if row.pipeline and (spent := charge_command(session, row, chosen.value, now=now)):
+        keep("over_cap")
+        valid = _valid_answers(row)
+        return Answer(row.id, "over_cap", f"Not decided: {spent}. Reply with one of: {valid}.")
     reply_id = keep("decided")
-    result = stages.decide(
-        case_of(row), match.option, responder=responder, channel=channel, now=now
-    )
+    result = stages.decide(case_of(row), chosen, responder=responder, channel=channel, now=now)
     apply_result(session, row, result, now=now, reply_id=reply_id)
     session.flush()  # the unique key on decisions settles a race here or at commit
     decision = decision_of(session, row.id)
@@ -213,8 +231,8 @@ def _answer_locked(
     return Answer(
         row.id,
         "decided",
-        f"Decided: {match.option.label}.",
-        match.option.label,
+        f"Decided: {chosen.label}.",
+        chosen.label,
         decision_json(decision),
     )
 

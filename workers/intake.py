@@ -33,7 +33,12 @@ class Accepted:
 
 
 def accept(
-    runtime: Runtime, request: Any, *, record_refusal: bool = False, cites_id: str | None = None
+    runtime: Runtime,
+    request: Any,
+    *,
+    record_refusal: bool = False,
+    cites_id: str | None = None,
+    pipeline: dict[str, Any] | None = None,
 ) -> Accepted:
     """Store the request as a case in state `received`; raise PacketRefused when refused."""
     now = datetime.now(UTC)
@@ -60,6 +65,7 @@ def accept(
         cites_id=cites_id,
         owner=admission.owner,
         question_key=question_key(packet),
+        pipeline=pipeline,
         created_at=now,
         updated_at=now,
     )

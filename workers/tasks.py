@@ -32,7 +32,7 @@ from workers.inbound.ntfy import answer_actions as answer_actions_header
 from workers.intake import accept
 from workers.probes import ProbeError, read_fingerprint
 from workers.runtime import Runtime, runtime_for
-from workers.unblock import unblock
+from workers.unblock import unblock, write_command_file
 from workers.wakeups import post_webhook, send_wake_task
 from workflows import stages
 from workflows.blocked_file import render_blocked
@@ -333,6 +333,12 @@ def _send(app: Any, runtime: Runtime, delivery: Delivery) -> channels.SendOutcom
             secret=runtime.webhook_secret,
             timeout=settings.send_timeout,
         )
+    if delivery.purpose == "command_file":  # a pipeline's orchestrator reads it (SPEC §6)
+        try:
+            write_command_file(Path(delivery.target), delivery.payload)
+        except OSError as exc:
+            return channels.SendOutcome(channels.FAILED, f"{type(exc).__name__}: {exc}"[:500])
+        return channels.SendOutcome(channels.SENT)
     if delivery.channel == "file":  # a shell loop's BLOCKED.md on this host (SPEC §5)
         try:
             left = unblock(delivery.payload)

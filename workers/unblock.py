@@ -1,8 +1,10 @@
-"""Unblocking a shell loop on the run's disk (SPEC §5): DECISION.md, decisions.log, BLOCKED.md."""
+"""Files the service writes on the run's disk: a shell loop's DECISION.md, decisions.log and
+BLOCKED.md (SPEC §5), and a pipeline's command file (SPEC §6)."""
 
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import tempfile
 from collections.abc import Mapping
@@ -22,6 +24,11 @@ def write_atomically(path: Path, text: str) -> None:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def write_command_file(path: Path, record: Mapping[str, Any]) -> None:
+    """The orchestrator's command (SPEC §6), whole or not at all."""
+    write_atomically(path, json.dumps(record, indent=2, sort_keys=True) + "\n")
 
 
 def _append_once(path: Path, line: str, escalation_id: str) -> None:

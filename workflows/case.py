@@ -42,6 +42,7 @@ class Case:
     options: Sequence[Option] = ()
     wake: Mapping[str, Any] = field(default_factory=dict)
     cites_id: str | None = None
+    pipeline: Mapping[str, Any] = field(default_factory=dict)  # SPEC §6 cases only
     created_at: datetime | None = None
     routed_at: datetime | None = None
 

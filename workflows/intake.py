@@ -13,7 +13,8 @@ from workflows.packet_checks import CheckResult, check_packet
 FINGERPRINT_KINDS = {"none": None, "git": "path", "file": "path", "http": "url"}
 REQUEST_KEYS = {"packet", "snapshot", "options", "wake", "owner"}
 SNAPSHOT_TEXT = ("verified", "proof", "checked_at")
-WAKE_KEYS = {"task", "webhook", "fallback_file", "blocked_file"}
+WAKE_KEYS = {"task", "webhook", "fallback_file", "blocked_file", "command_file"}
+LOCAL_FILES = ("blocked_file", "command_file")  # written by the service on its own disk
 
 
 @dataclass(frozen=True)
@@ -75,13 +76,10 @@ def _check_wake(raw: object, problems: list[str]) -> dict[str, Any]:
     for key in sorted(WAKE_KEYS & set(raw)):
         if not isinstance(raw[key], str) or not raw[key].strip():
             problems.append(f"wake.{key}: must be non-empty text")
-    blocked = raw.get("blocked_file")
-    if (
-        isinstance(blocked, str)
-        and blocked.strip()
-        and (not blocked.startswith("/") or len(blocked) > 450)
-    ):
-        problems.append("wake.blocked_file: must be an absolute path of at most 450 characters")
+    for key in LOCAL_FILES:
+        path = raw.get(key)
+        if isinstance(path, str) and path.strip() and (not path.startswith("/") or len(path) > 450):
+            problems.append(f"wake.{key}: must be an absolute path of at most 450 characters")
     webhook = raw.get("webhook")
     if (
         isinstance(webhook, str)

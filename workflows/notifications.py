@@ -74,6 +74,28 @@ def _evidence_lines(packet: Mapping[str, Any]) -> list[str]:
     ]
 
 
+def _pipeline_lines(pipeline: Mapping[str, Any]) -> list[str]:
+    """A pipeline case's advisory and caps (SPEC §4, §6); nothing for other cases."""
+    if not pipeline:
+        return []
+    advice = pipeline.get("advisory") or {}
+    lines = [
+        "",
+        f"Summary: {one_line(advice.get('summary', ''))}",
+        f"Recommended: {one_line(advice.get('recommended_action', ''))}",
+        one_line(pipeline.get("note", ""), 300),
+    ]
+    unusable = [
+        f"{name}: {reading.get('status')}"
+        + (f" ({reading['error']})" if "error" in reading else "")
+        for name, reading in (pipeline.get("files") or {}).items()
+        if reading.get("status") == "malformed"
+    ]
+    if unusable:
+        lines.append("Unreadable state files: " + one_line("; ".join(unusable), 400))
+    return lines
+
+
 def render_notification(
     case: Case, route: RouteFacts, *, public_url: str, at: datetime, copy_for: str | None = None
 ) -> Message:
@@ -91,6 +113,7 @@ def render_notification(
     for key in ("phase", "component"):
         if isinstance(packet.get(key), str):
             lines.append(f"{key.capitalize()}: {one_line(packet[key])}")
+    lines += _pipeline_lines(case.pipeline)
     lines += ["", "Evidence:", *_evidence_lines(packet), "", "Options:"]
     lines += [
         f"- {option.label}"

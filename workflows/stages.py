@@ -17,9 +17,12 @@ from workflows.notifications import (
     render_notification,
 )
 from workflows.packet_checks import check_packet
+from workflows.pipeline import command_record
 from workflows.states import State, check_transition
 from workflows.vocabulary import CRITICAL_WAITING, Severity, TimeoutAction, WaitingBehavior
 
+# A pipeline nobody answered halts: the orchestrator is never sent a reset no one chose.
+PIPELINE_TIMEOUT_COMMAND = "STOP"
 # Stage names: the workers map each to its Celery task.
 SNAPSHOT, ROUTE, DELIVER, FOLLOW_UP, TIMEOUT, CLOSE = (
     "snapshot",
@@ -82,11 +85,12 @@ def route_facts(design: Design, case: Case) -> RouteFacts:
     """The facts of the tier a case is routed to."""
     severity = str(case.packet["severity"])
     tier = design.tier(severity)
+    action = design.timeout_action(severity, str(case.packet["trigger_type"])).value
     return RouteFacts(
         severity=severity,
         window=tier.window,
         timeout=tier.timeout,
-        timeout_action=design.timeout_action(severity, str(case.packet["trigger_type"])).value,
+        timeout_action=PIPELINE_TIMEOUT_COMMAND if case.pipeline else action,
         waiting_behavior=str(case.packet.get("waiting_behavior")),
         design=f"{design.name} v{design.version}",
     )
@@ -228,11 +232,15 @@ def follow_up(case: Case, design: Design, *, public_url: str, now: datetime) -> 
 def apply_timeout(case: Case, design: Design, *, now: datetime) -> StageResult:
     """Stage 5: nobody decided in time, so the design's default becomes the decision."""
     facts = route_facts(design, case)
-    action = TimeoutAction(facts.timeout_action)
+    if case.pipeline:
+        action, resumes = PIPELINE_TIMEOUT_COMMAND, False
+    else:
+        action = facts.timeout_action
+        resumes = TimeoutAction(action) is not TimeoutAction.ABORT
     decision = DecisionSpec(
-        option=action.value,
-        value=action.value,
-        resumes=action is not TimeoutAction.ABORT,
+        option=action,
+        value=action,
+        resumes=resumes,
         decided_by=f"{SYSTEM} (timeout default)",
         channel=SYSTEM,
         is_default=True,
@@ -242,7 +250,7 @@ def apply_timeout(case: Case, design: Design, *, now: datetime) -> StageResult:
         events=(
             EventSpec(
                 "timeout_default",
-                {"action": action.value, "after_seconds": facts.timeout.total_seconds()},
+                {"action": action, "after_seconds": facts.timeout.total_seconds()},
             ),
         ),
         updates={"decided_at": now},
@@ -363,6 +371,9 @@ def close_case(
             "log_line": decision_log_line(close, escalation_id=case.id, closed_at=at),
         }
         outbound.append(Outbound("unblock", "file", blocked, payload=unblock))
+    if isinstance(case.wake.get("command_file"), str):  # a pipeline's orchestrator (§6)
+        record = command_record(case.id, case.pipeline, close, closed_at=now.isoformat())
+        outbound.append(Outbound("command_file", "file", case.wake["command_file"], payload=record))
     return StageResult(
         state=check_transition(case.state, State.CLOSED),
         events=(EventSpec("closed", close),),

@@ -16,6 +16,7 @@ from workflows.secrets import find_secrets
 
 UNKNOWN_FIELD = "unknown field (use packet, snapshot, options, wake, owner)"
 KINDS = "none, git, file, http"
+WAKE_KEY_LIST = "blocked_file, command_file, fallback_file, task, webhook"
 
 
 def github_token() -> str:
@@ -252,13 +253,13 @@ def test_given_a_fingerprint_kind_that_is_not_text_then_it_is_refused(kind: obje
         (["agent.resume"], ("wake: must be an object like {task: NAME, webhook: URL}",)),
         (
             {"email": "a@b.example"},
-            ("wake.email: unknown (use blocked_file, fallback_file, task, webhook)",),
+            (f"wake.email: unknown (use {WAKE_KEY_LIST})",),
         ),
         (
             {"sms": "1", "email": "a@b.example"},
             (
-                "wake.email: unknown (use blocked_file, fallback_file, task, webhook)",
-                "wake.sms: unknown (use blocked_file, fallback_file, task, webhook)",
+                f"wake.email: unknown (use {WAKE_KEY_LIST})",
+                f"wake.sms: unknown (use {WAKE_KEY_LIST})",
             ),
         ),
         ({"task": ""}, ("wake.task: must be non-empty text",)),

@@ -1,0 +1,245 @@
+"""Pipelines (SPEC §6) against a running service: state folder in, command out, caps held."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from api.app import create_app
+from models.settings import Settings
+from models.store import as_utc
+from tests.workers.conftest import DESIGN, Harness
+from workers.answers import answer
+from workers.runtime import runtime_for
+
+AGENT = {"Authorization": "Bearer agent-token"}
+RESETS = ["RESET_EXECUTION", "RESET_PHASE", "RESET_REVIEWER"]
+FULL_OFFER = [*RESETS, "PROCEED", "STOP"]
+
+
+@pytest.fixture
+def settings(settings: Settings, tmp_path: Path, request: pytest.FixtureRequest) -> Settings:
+    """Windows of minutes, so no timeout default races an answer (unless marked impatient)."""
+    if request.node.get_closest_marker("impatient"):
+        return settings
+    patient = tmp_path / "design-patient.yaml"
+    patient.write_text(
+        re.sub(r"window: \d+s, timeout: \d+s", "window: 10m, timeout: 20m", DESIGN.read_text()),
+        encoding="utf-8",
+    )
+    return settings.model_copy(update={"design": patient})
+
+
+@pytest.fixture
+def api(service: Harness) -> Iterator[TestClient]:
+    settings = service.settings.model_copy(update={"api_tokens": "agent:agent-token"})
+    with TestClient(create_app(settings)) as client:
+        yield client
+
+
+def state_folder(root: Path, name: str = "run", **files: Any) -> Path:
+    """A pipeline's state folder: phase_state.json and whichever optional files are given."""
+    folder = root / name
+    folder.mkdir(exist_ok=True)
+    for stem, content in files.items():
+        text = content if isinstance(content, str) else json.dumps(content)
+        (folder / f"{stem}.json").write_text(text, encoding="utf-8")
+    return folder
+
+
+def phase_state(resets: int = 0, nuclear: int = 0, reason: str = "executor retries exhausted"):
+    return {
+        "phase": 4,
+        "executor_retries": 3,
+        "escalation_resets": resets,
+        "nuclear_resets": nuclear,
+        "escalation_trigger_reason": reason,
+    }
+
+
+def raise_from(api: TestClient, folder: Path, **body: Any) -> dict[str, Any]:
+    response = api.post(
+        "/v1/pipelines/escalations",
+        headers=AGENT,
+        json={"state_dir": str(folder), "pipeline_id": "payments", **body},
+    )
+    assert response.status_code in (200, 201), response.text
+    result: dict[str, Any] = response.json()
+    return result
+
+
+def decide(service: Harness, escalation_id: str, text: str, who: str = "op") -> Any:
+    service.in_state(escalation_id, "awaiting", "followed_up")
+    return answer(runtime_for(service.app), escalation_id, text=text, responder=who, channel="test")
+
+
+def counters(api: TestClient, phase: str = "4") -> dict[str, Any]:
+    response = api.get(
+        "/v1/pipelines/counters", headers=AGENT, params={"pipeline_id": "payments", "phase": phase}
+    )
+    assert response.status_code == 200, response.text
+    result: dict[str, Any] = response.json()
+    return result
+
+
+def test_a_pipeline_escalates_from_its_state_folder_and_its_command_is_recorded(
+    service: Harness, api: TestClient, tmp_path: Path
+) -> None:
+    folder = state_folder(
+        tmp_path,
+        phase_state=phase_state(),
+        current_phase={"phase": 4, "description": "Add auth middleware"},
+        failure_context={"component": "executor", "error": "pytest: 3 failed"},
+        reviewer_output="{oops",
+    )
+    command_file = tmp_path / "command.json"
+    case = raise_from(api, folder, command_file=str(command_file))
+    assert case["created"] and case["offered"] == FULL_OFFER
+    assert case["files"]["phase_state.json"] == {"status": "read"}
+    assert case["files"]["planner_output.json"] == {"status": "absent"}
+    assert case["files"]["reviewer_output.json"]["status"] == "malformed"
+    # The advisory is on disk before the case exists, so before any notification
+    summary = json.loads((folder / "escalation_summary.json").read_text())
+    assert summary["recommended_action"].startswith("RESET_EXECUTION:")
+    assert all(len(summary[k]) <= 200 for k in ("summary", "recommended_action"))
+    [accepted] = service.events(case["id"], "accepted")
+    written_at, accepted_at = datetime.fromisoformat(summary["at"]), as_utc(accepted.at)
+    assert accepted_at is not None and written_at <= accepted_at
+    service.sink.wait_for(lambda got: any("phase-4" in r.body["message"] for r in got))
+    message = next(r.body["message"] for r in service.sink.posts("/oncall"))
+    assert "Choices: RESET_EXECUTION | RESET_PHASE | RESET_REVIEWER | PROCEED | STOP" in message
+    assert f"Summary: {summary['summary']}" in message
+    assert "Unreadable state files: reviewer_output.json: malformed" in message
+    assert "the default applies: STOP" in message
+    assert "SKIP" not in message and "NUCLEAR" not in message
+
+    result = decide(service, case["id"], "reset execution please")
+    assert result.outcome == "decided" and result.option == "RESET_EXECUTION"
+    service.in_state(case["id"], "closed")
+    service.wait(lambda _s: command_file.exists(), what="the command file")
+    written = json.loads(command_file.read_text())
+    assert (written["command"], written["decided_by"], written["phase"]) == (
+        "RESET_EXECUTION",
+        "op",
+        "4",
+    )
+    detail = api.get(f"/v1/escalations/{case['id']}", headers=AGENT).json()
+    assert detail["pipeline"]["command"] == "RESET_EXECUTION"
+    assert counters(api)["resets"] == 1
+
+
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+def test_the_service_count_holds_the_cap_when_the_file_is_stale(
+    service: Harness, api: TestClient, tmp_path: Path
+) -> None:
+    # The orchestrator never updates its file: it says 0 resets every time
+    folder = state_folder(tmp_path, phase_state=phase_state(resets=0))
+    for index, command in enumerate(["reset phase", "RESET_REVIEWER", "restart phase"]):
+        case = raise_from(api, folder)
+        assert case["offered"] == FULL_OFFER, index
+        assert decide(service, case["id"], command).outcome == "decided"
+        service.in_state(case["id"], "closed")
+    assert counters(api)["resets"] == 3
+    case = raise_from(api, folder)
+    assert case["offered"] == ["PROCEED", "STOP", "NUCLEAR_RESET"]
+    assert case["cap_reached"] is True
+    refused = decide(service, case["id"], "RESET_EXECUTION")
+    assert refused.outcome == "over_cap"
+    assert "cannot be used now" in refused.message
+    skipped = decide(service, case["id"], "SKIP")
+    assert skipped.outcome == "over_cap"  # past the cap only PROCEED and STOP execute
+    unconfirmed = decide(service, case["id"], "NUCLEAR_RESET")
+    assert unconfirmed.outcome == "needs_confirmation"
+    assert decide(service, case["id"], "CONFIRM NUCLEAR_RESET").outcome == "decided"
+    service.in_state(case["id"], "closed")
+    assert counters(api)["nuclear"] == 1
+
+
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+def test_a_reset_used_up_by_another_case_is_refused_at_decision_time(
+    service: Harness, api: TestClient, tmp_path: Path
+) -> None:
+    first = raise_from(api, state_folder(tmp_path, "a", phase_state=phase_state(resets=2)))
+    second = raise_from(
+        api, state_folder(tmp_path, "b", phase_state=phase_state(2, reason="reviewer crashed"))
+    )
+    assert first["id"] != second["id"]
+    assert first["offered"] == second["offered"] == FULL_OFFER
+    assert decide(service, first["id"], "RESET_EXECUTION").outcome == "decided"
+    late = decide(service, second["id"], "RESET_REVIEWER")
+    assert late.outcome == "over_cap"
+    assert "phase 4 has used 3 resets" in late.message
+    assert decide(service, second["id"], "proceed").outcome == "decided"
+    assert counters(api)["resets"] == 3
+
+
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+def test_skip_counts_only_when_typed_and_a_repeat_joins_the_open_case(
+    service: Harness, api: TestClient, tmp_path: Path
+) -> None:
+    folder = state_folder(tmp_path, phase_state=phase_state(resets=1))
+    case = raise_from(api, folder)
+    again = raise_from(api, folder)
+    assert again["joined"] and again["id"] == case["id"] and again["offered"] == FULL_OFFER
+    assert decide(service, case["id"], "skip").outcome == "decided"
+    service.in_state(case["id"], "closed")
+    detail = api.get(f"/v1/escalations/{case['id']}", headers=AGENT).json()
+    assert detail["pipeline"]["command"] == "SKIP"
+    assert counters(api)["resets"] == 1  # SKIP is no reset
+
+
+@pytest.mark.impatient
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+def test_nobody_answering_halts_the_pipeline(
+    service: Harness, api: TestClient, tmp_path: Path
+) -> None:
+    command_file = tmp_path / "command.json"
+    folder = state_folder(tmp_path, phase_state=phase_state())
+    case = raise_from(api, folder, command_file=str(command_file))
+    service.in_state(case["id"], "closed", timeout=30)
+    service.wait(lambda _s: command_file.exists(), what="the command file")
+    written = json.loads(command_file.read_text())
+    assert written["command"] == "STOP" and written["is_default"] is True
+    assert written["outcome"] == "stop"
+
+
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+@pytest.mark.parametrize(
+    ("files", "body", "error"),
+    [
+        ({}, {}, "phase_state.json: required, but not in the state folder"),
+        ({"phase_state": "{"}, {}, "phase_state.json: not JSON"),
+        ({"phase_state": {"executor_retries": 2}}, {}, 'phase: not found; put "phase"'),
+        ({"phase_state": {"phase": 1}}, {"severity": "urgent"}, "severity"),
+        ({"phase_state": {"phase": 1}}, {"command_file": "out.json"}, "wake.command_file"),
+    ],
+)
+def test_a_folder_that_cannot_carry_an_escalation_is_refused_by_name(
+    service: Harness,
+    api: TestClient,
+    tmp_path: Path,
+    files: dict[str, Any],
+    body: dict[str, Any],
+    error: str,
+) -> None:
+    folder = state_folder(tmp_path, **files)
+    response = api.post(
+        "/v1/pipelines/escalations", headers=AGENT, json={"state_dir": str(folder), **body}
+    )
+    assert response.status_code == 422
+    assert error in str(response.json())  # errors (our checks) or detail (the schema's)
+    assert not (folder / "escalation_summary.json").exists()
+
+
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+def test_a_relative_or_missing_state_folder_is_refused(service: Harness, api: TestClient) -> None:
+    for folder, error in [("runs/p1", "must be an absolute path"), ("/nowhere/p1", "not a folder")]:
+        response = api.post("/v1/pipelines/escalations", headers=AGENT, json={"state_dir": folder})
+        assert response.status_code == 422 and error in response.text

@@ -1,0 +1,180 @@
+"""A pipeline's escalation (SPEC §6): read its state once, hold its caps, advise, then file it."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from sqlmodel import Session
+
+from models.db import transaction
+from models.store import lock_pipeline_phase
+from models.tables import Escalation, PipelinePhase
+from workers.intake import Accepted, accept
+from workers.runtime import Runtime
+from workers.unblock import write_atomically
+from workflows.errors import PacketRefused
+from workflows.intake import admit
+from workflows.pipeline import (
+    Counters,
+    advisory,
+    charge,
+    escalation_request,
+    offer,
+    redacted,
+)
+from workflows.pipeline_state import (
+    MALFORMED,
+    STATE_FILES,
+    FileReading,
+    PipelineStateError,
+    interpret,
+    read_state_file,
+)
+from workflows.secrets import find_secrets, scan_text
+
+SUMMARY_FILE = "escalation_summary.json"
+DEFAULT_RECIPIENT = "pipeline operator"
+
+
+@dataclass(frozen=True)
+class PipelineAccepted:
+    """The stored case and the pipeline record it carries (offers, advisory, files)."""
+
+    accepted: Accepted
+    pipeline: dict[str, Any]
+
+
+def read_state_dir(state_dir: Path) -> dict[str, FileReading]:
+    """Each state file read once: its object, absent, or malformed (unreadable counts too)."""
+    readings = {}
+    for name in STATE_FILES:
+        try:
+            raw: bytes | None = (state_dir / name).read_bytes()
+        except FileNotFoundError:
+            raw = None
+        except OSError as exc:
+            readings[name] = FileReading(name, MALFORMED, error=f"cannot read: {exc.strerror}")
+            continue
+        readings[name] = read_state_file(name, raw)
+    return readings
+
+
+def raise_pipeline(
+    runtime: Runtime,
+    *,
+    state_dir: Path,
+    pipeline_id: str | None = None,
+    severity: str = "high",
+    recipient: str | None = None,
+    command_file: str | None = None,
+    wake: dict[str, Any] | None = None,
+) -> PipelineAccepted:
+    """Read the folder, write escalation_summary.json, then accept the case; PacketRefused
+    names every problem when the folder cannot carry an escalation."""
+    if not state_dir.is_absolute():
+        raise PacketRefused([f"state_dir: must be an absolute path, not {str(state_dir)!r}"])
+    if not state_dir.is_dir():
+        raise PacketRefused([f"state_dir: {state_dir} is not a folder this service can read"])
+    readings = read_state_dir(state_dir)
+    try:
+        state = interpret(readings, pipeline_id=pipeline_id, default_pipeline=str(state_dir))
+    except PipelineStateError as exc:
+        raise PacketRefused([f"{p} (state_dir {state_dir})" for p in exc.problems]) from exc
+    state = redacted(state, scan_text)
+    now = datetime.now(UTC)
+    with transaction(runtime.engine) as session:
+        phase = lock_pipeline_phase(session, state.pipeline_id, state.phase, now=now)
+        # The service's count and the file's, whichever is higher: a stale file keeps the cap.
+        counters = Counters(phase.resets, phase.nuclear).merged(
+            Counters(state.resets, state.nuclear)
+        )
+        phase.resets, phase.nuclear = counters.resets, counters.nuclear
+        phase.escalations += 1
+        phase.updated_at = now
+        number = phase.escalations
+    chosen = offer(counters)
+    advice = advisory(state, chosen)
+    request = escalation_request(
+        state,
+        counters,
+        chosen,
+        state_dir=str(state_dir),
+        number=number,
+        severity=severity,
+        recipient=recipient or DEFAULT_RECIPIENT,
+        wake={**(wake or {}), **({"command_file": command_file} if command_file else {})},
+    )
+    admission = admit(request, find_secrets=find_secrets)
+    if not admission.accepted:
+        raise PacketRefused(list(admission.problems))
+    summary_path = state_dir / SUMMARY_FILE
+    # Before the case exists, so before any notification: a dashboard never lags the phone.
+    write_atomically(
+        summary_path,
+        json.dumps({**advice, "offered": list(chosen.offered), "at": now.isoformat()}, indent=2)
+        + "\n",
+    )
+    record = {
+        "pipeline_id": state.pipeline_id,
+        "phase": state.phase,
+        "phase_title": state.phase_title,
+        "component": state.component,
+        "offered": list(chosen.offered),
+        "accepted": list(chosen.accepted),
+        "cap_reached": chosen.cap_reached,
+        "note": chosen.note,
+        "counters": counters.to_json(),
+        "advisory": advice,
+        "state_dir": str(state_dir),
+        "summary_file": str(summary_path),
+        "command_file": command_file,
+        "files": {name: reading.to_json() for name, reading in readings.items()},
+        "notes": list(state.notes),
+    }
+    accepted = accept(runtime, request, pipeline=record)
+    if accepted.joined:  # the open case keeps the offer it was sent with
+        with transaction(runtime.engine) as session:
+            row = session.get(Escalation, accepted.id)
+            record = dict(row.pipeline or {}) if row is not None else record
+    return PipelineAccepted(accepted, record)
+
+
+def phase_counters(runtime: Runtime, pipeline_id: str, phase: str) -> dict[str, Any]:
+    """What the service has counted for one phase, and what it would offer now."""
+    with transaction(runtime.engine) as session:
+        row = session.get(PipelinePhase, (pipeline_id, phase))
+        counters = Counters(row.resets, row.nuclear) if row is not None else Counters()
+        escalations = row.escalations if row is not None else 0
+    chosen = offer(counters)
+    return {
+        "pipeline_id": pipeline_id,
+        "phase": phase,
+        **counters.to_json(),
+        "escalations": escalations,
+        "offered": list(chosen.offered),
+        "cap_reached": chosen.cap_reached,
+        "note": chosen.note,
+    }
+
+
+def charge_command(session: Session, row: Escalation, command: str, *, now: datetime) -> str | None:
+    """Count a chosen reset against its phase, under lock; why it cannot run when a cap is spent.
+
+    The offer was made when the case opened; another case in the same phase may have used
+    the last reset since, so the cap is checked again here.
+    """
+    pipeline = row.pipeline or {}
+    phase = lock_pipeline_phase(session, pipeline["pipeline_id"], pipeline["phase"], now=now)
+    after = charge(Counters(phase.resets, phase.nuclear), command)
+    if after is None:
+        return (
+            f"{command} cannot run: phase {pipeline['phase']} has used "
+            f"{phase.resets} resets and {phase.nuclear} nuclear resets"
+        )
+    phase.resets, phase.nuclear, phase.updated_at = after.resets, after.nuclear, now
+    session.add(phase)
+    return None
