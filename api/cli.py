@@ -700,10 +700,12 @@ def inbox(
 def _mount_subcommands() -> None:
     from api.design_cli import design_app
     from api.parse_reply_cli import register
+    from api.pipeline_cli import register as register_pipelines
     from api.request_cli import register as register_requests
 
     register(app)
     register_requests(app)
+    register_pipelines(app)
     app.add_typer(design_app, name="design", help="Validate design records (SPEC §2).")
 
 

@@ -48,6 +48,18 @@ class Escalations:
         result: dict[str, Any] = self._call("GET", f"/v1/escalations/{escalation_id}")
         return result
 
+    def raise_pipeline(self, state_dir: str, **options: Any) -> dict[str, Any]:
+        """File a pipeline's escalation from its state folder on the service's disk (SPEC §6)."""
+        body = {"state_dir": state_dir, **{k: v for k, v in options.items() if v is not None}}
+        result: dict[str, Any] = self._call("POST", "/v1/pipelines/escalations", json=body)
+        return result
+
+    def pipeline_counters(self, pipeline_id: str, phase: str) -> dict[str, Any]:
+        """Resets the service has counted for one phase, and what it would offer now."""
+        params = {"pipeline_id": pipeline_id, "phase": phase}
+        result: dict[str, Any] = self._call("GET", "/v1/pipelines/counters", params=params)
+        return result
+
     def list(self, **filters: Any) -> list[dict[str, Any]]:
         params = {k: v for k, v in filters.items() if v is not None}
         result: list[dict[str, Any]] = self._call("GET", "/v1/escalations", params=params)

@@ -1,0 +1,96 @@
+"""`escalate pipeline raise|counters`: a pipeline's escalation from its state folder (SPEC §6)."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Annotated, Any
+
+import typer
+
+EXIT_COMMAND, EXIT_STOP, EXIT_TIMED_OUT = 0, 3, 4
+
+pipeline_app = typer.Typer(
+    name="pipeline",
+    help="Pipelines (SPEC §6): escalate from the state folder, read the reset counters.",
+    no_args_is_help=True,
+)
+
+
+def register(app: typer.Typer) -> None:
+    """Mount `pipeline raise` and `pipeline counters` on the `escalate` app."""
+    app.add_typer(pipeline_app, name="pipeline")
+
+
+def _absolute(path: str | None) -> str | None:
+    return os.path.abspath(path) if path else None
+
+
+@pipeline_app.command(
+    "raise",
+    epilog="Prints the case as JSON: id, offered commands, advisory, files read. With --wait, "
+    "then prints the chosen command; exit 0 for a command to run, 3 for STOP, 4 timed out.",
+)
+def raise_command(
+    state_dir: Annotated[
+        str,
+        typer.Option(help="Folder with phase_state.json and the optional state files."),
+    ],
+    pipeline_id: Annotated[
+        str | None,
+        typer.Option(help="Names the pipeline (default: phase_state.json, else the folder)."),
+    ] = None,
+    severity: Annotated[str, typer.Option(help="low, medium, high or critical.")] = "high",
+    recipient: Annotated[str | None, typer.Option(help="Who decides.")] = None,
+    command_file: Annotated[
+        str | None,
+        typer.Option(help="Where the service writes the chosen command as JSON when it closes."),
+    ] = None,
+    wait: Annotated[
+        bool, typer.Option("--wait", help="Block until a command is chosen, then print it.")
+    ] = False,
+    timeout: Annotated[float | None, typer.Option(help="With --wait: give up after SECONDS.")] = (
+        None
+    ),
+) -> None:
+    """File the escalation: the service reads the folder and writes escalation_summary.json."""
+    from api.cli import _call, _client
+
+    client = _client()
+    case = _call(
+        lambda: client.raise_pipeline(
+            _absolute(state_dir),
+            pipeline_id=pipeline_id,
+            severity=severity,
+            recipient=recipient,
+            command_file=_absolute(command_file),
+        )
+    )
+    typer.echo(json.dumps(case, indent=2))
+    if wait:
+        _wait_for_command(client, case["id"], timeout)
+
+
+def _wait_for_command(client: Any, escalation_id: str, timeout: float | None) -> None:
+    from api.cli import _call
+
+    case = _call(lambda: client.wait(escalation_id, timeout=timeout))
+    if case is None:
+        typer.echo(json.dumps({"id": escalation_id, "state": "waiting", "timed_out": True}))
+        raise typer.Exit(EXIT_TIMED_OUT)
+    command = (case.get("pipeline") or {}).get("command")
+    typer.echo(json.dumps({"id": case["id"], "command": command, "decision": case["decision"]}))
+    raise typer.Exit(EXIT_STOP if command == "STOP" else EXIT_COMMAND)
+
+
+@pipeline_app.command("counters")
+def counters_command(
+    pipeline_id: Annotated[str, typer.Option(help="The pipeline's name.")],
+    phase: Annotated[str, typer.Option(help="The phase.")],
+) -> None:
+    """Resets the service has counted for one phase, and the commands it would offer now."""
+    from api.cli import _call, _client
+
+    client = _client()
+    counted = _call(lambda: client.pipeline_counters(pipeline_id, phase))
+    typer.echo(json.dumps(counted, indent=2))
