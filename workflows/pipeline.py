@@ -24,7 +24,7 @@ DESCRIPTIONS = {
     "RESET_REVIEWER": "Output fine, reviewer wrong: re-run the review.",
     "PROCEED": "Advance to the next phase anyway.",
     "STOP": "Halt the pipeline.",
-    NUCLEAR: f"Reset everything and restart the phase. {NUCLEAR_WARNING}",
+    NUCLEAR: f"Restart the phase from scratch. {NUCLEAR_WARNING}",  # whole in one line of 120
     "SKIP": "Skip this phase (typed by the operator; never offered).",
 }
 # What each failing part calls for when the caps allow it.

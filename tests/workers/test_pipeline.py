@@ -18,6 +18,7 @@ from models.store import as_utc
 from tests.workers.conftest import DESIGN, Harness
 from workers.answers import answer
 from workers.runtime import runtime_for
+from workflows.pipeline import NUCLEAR_WARNING
 
 AGENT = {"Authorization": "Bearer agent-token"}
 RESETS = ["RESET_EXECUTION", "RESET_PHASE", "RESET_REVIEWER"]
@@ -150,6 +151,15 @@ def test_the_service_count_holds_the_cap_when_the_file_is_stale(
     case = raise_from(api, folder)
     assert case["offered"] == ["PROCEED", "STOP", "NUCLEAR_RESET"]
     assert case["cap_reached"] is True
+    packet_id = f"payments:phase-4:escalation-{4}"
+    service.sink.wait_for(lambda got: any(packet_id in r.body["message"] for r in got))
+    message = next(
+        r.body["message"] for r in service.sink.posts() if packet_id in r.body["message"]
+    )
+    assert "Q: Reset cap reached for phase 4; choose how the pipeline goes on" in message
+    assert "only PROCEED and STOP execute" in message
+    assert f"NUCLEAR_RESET — Restart the phase from scratch. {NUCLEAR_WARNING}" in message
+    assert "RESET_EXECUTION" not in message.split("How to answer:")[0].split("Options:")[1]
     refused = decide(service, case["id"], "RESET_EXECUTION")
     assert refused.outcome == "over_cap"
     assert "cannot be used now" in refused.message

@@ -240,6 +240,7 @@ def test_the_request_passes_intake_and_offers_exactly_the_commands() -> None:
     assert [o.label for o in admission.options] == ["PROCEED", "STOP", "NUCLEAR_RESET"]
     nuclear = admission.options[2]
     assert nuclear.destructive and NUCLEAR_WARNING in nuclear.description
+    assert len(nuclear.description) <= 120  # a notification shows 120 characters of it
     assert not admission.options[1].resumes  # STOP halts
     assert "Reset cap reached (3 of 3 used)" in packet["requested_action"]
     assert "Gate errors: lint: 3 errors." in packet["trigger_detail"]
