@@ -176,7 +176,10 @@ def escalation_request(
         f"Resets used in this phase: {counters.resets} of {RESET_CAP}; "
         f"nuclear resets: {counters.nuclear} of {NUCLEAR_CAP}."
     )
-    attempted = [f"{name} retried {count} times" for name, count in state.retries.items()]
+    attempted = [
+        f"{name} retried {count} time{'s' if count > 1 else ''}"
+        for name, count in state.retries.items()
+    ]
     if counters.resets:
         attempted.append(f"{counters.resets} escalation reset(s) in this phase")
     evidence = [
@@ -205,7 +208,7 @@ def escalation_request(
         "completed": list(state.completed),
         "remaining": [f"Finish {where}"],
         "blocked_on": one_line(
-            f"{where.capitalize()}: {part} failed — {state.trigger_reason}", 300
+            f"{where[0].upper()}{where[1:]}: {part} failed — {state.trigger_reason}", 300
         ),
         "requested_action": f"{question}: {' | '.join(chosen.offered)}. {chosen.note}",
         "recipient": recipient,
@@ -229,6 +232,11 @@ def escalation_request(
             for c in chosen.offered
         ],
         "wake": dict(wake),
+        # The recheck before the orchestrator acts: did the pipeline's state move meanwhile?
+        "snapshot": {
+            "verified": f"{REQUIRED_FILE} read when the escalation was raised",
+            "fingerprint": {"kind": "file", "path": f"{state_dir}/{REQUIRED_FILE}"},
+        },
     }
 
 

@@ -131,6 +131,7 @@ def test_a_pipeline_escalates_from_its_state_folder_and_its_command_is_recorded(
         "op",
         "4",
     )
+    assert written["outcome"] == "resume" and written["recheck"].startswith("unchanged: file")
     detail = api.get(f"/v1/escalations/{case['id']}", headers=AGENT).json()
     assert detail["pipeline"]["command"] == "RESET_EXECUTION"
     assert counters(api)["resets"] == 1
@@ -198,10 +199,14 @@ def test_skip_counts_only_when_typed_and_a_repeat_joins_the_open_case(
     case = raise_from(api, folder)
     again = raise_from(api, folder)
     assert again["joined"] and again["id"] == case["id"] and again["offered"] == FULL_OFFER
+    service.in_state(case["id"], "awaiting", "followed_up")
+    # The orchestrator's state moves while the human thinks: the command says reconcile first
+    (folder / "phase_state.json").write_text(json.dumps(phase_state(resets=1) | {"phase": 5}))
     assert decide(service, case["id"], "skip").outcome == "decided"
     service.in_state(case["id"], "closed")
     detail = api.get(f"/v1/escalations/{case['id']}", headers=AGENT).json()
     assert detail["pipeline"]["command"] == "SKIP"
+    assert detail["outcome"] == "reconcile_first"
     assert counters(api)["resets"] == 1  # SKIP is no reset
 
 
