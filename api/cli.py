@@ -7,6 +7,8 @@ from typing import Annotated, Any
 
 import typer
 
+from api.cli_common import call, fail, load_settings, make_client
+
 # Keep this module import-light: `escalate check` runs on every iteration of a shell loop.
 # Commands that need the database, broker or web server import them inside their body.
 
@@ -55,47 +57,6 @@ def check(
 EXIT_RESUME, EXIT_STOP, EXIT_TIMED_OUT = 0, 3, 4
 
 
-def _settings() -> Any:
-    from models.settings import Settings
-
-    return Settings()
-
-
-def _client() -> Any:
-    """A client for ESCALATE_URL with ESCALATE_TOKEN, or the local server's generated token."""
-    import os
-
-    from api.auth import load_tokens
-    from api.client import Escalations
-
-    settings = _settings()
-    url = os.environ.get("ESCALATE_URL", f"http://{settings.host}:{settings.port}")
-    token = os.environ.get("ESCALATE_TOKEN")
-    if not token:  # on the server's own machine: the strongest configured or generated token
-        by_role = {role: value for value, role in load_tokens(settings).items()}
-        token = next((by_role[r] for r in ("admin", "operator", "agent") if r in by_role), "")
-    return Escalations(url, token)
-
-
-def _fail(message: str, code: int = 1) -> typer.Exit:
-    typer.echo(f"error: {message}", err=True)
-    return typer.Exit(code)
-
-
-def _call(action: Any) -> Any:
-    from api.client import ClientError
-
-    try:
-        return action()
-    except ClientError as exc:
-        detail = exc.detail
-        if isinstance(detail, dict):
-            lines = detail.get("errors") or [detail.get("detail", detail)]
-            raise _fail("\n  ".join(str(line) for line in lines)) from None
-        raise _fail(str(exc)) from None
-
-
-@app.command()
 def serve() -> None:
     """Run API, worker and beat on the embedded defaults (SQLite in $ESCALATE_HOME)."""
     from api.auth import load_tokens
@@ -103,11 +64,11 @@ def serve() -> None:
     from models.design import DesignError, load_design
     from models.migrate import upgrade
 
-    settings = _settings()
+    settings = load_settings()
     try:
         design = load_design(settings.design_path)
     except DesignError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     upgrade(settings)
     tokens = {role: token for token, role in load_tokens(settings).items()}
     typer.echo(
@@ -135,12 +96,11 @@ def serve() -> None:
     raise typer.Exit(supervise(settings, announce=typer.echo))
 
 
-@app.command()
 def migrate() -> None:
     """Bring the database to the newest schema (serve and the API do this on start)."""
     from models.migrate import upgrade
 
-    upgrade(_settings())
+    upgrade(load_settings())
     typer.echo("database is up to date")
 
 
@@ -151,7 +111,7 @@ def _packet_from_flags(values: dict[str, Any]) -> dict[str, Any]:
 
     from models.design import load_design
 
-    design = load_design(_settings().design_path)
+    design = load_design(load_settings().design_path)
     tier = design.tier(values["severity"])
     evidence = []
     for item in values["evidence"]:
@@ -260,7 +220,7 @@ def _unblock_locally(client: Any, case: dict[str, Any], blocked: Any) -> str | N
     from workers.unblock import unblock
     from workflows.blocked_file import decision_log_line, render_decision, unblock_paths
 
-    history = _call(lambda: client.events(case["id"]))
+    history = call(lambda: client.events(case["id"]))
     closes = [e["detail"] for e in history["events"] if e["kind"] == "closed"]
     if not closes:
         return f"case {case['id']} has no close entry; {blocked} left in place"
@@ -311,7 +271,6 @@ def _after_blocked_raise(client: Any, escalation_id: str, blocked: Any) -> None:
         )
 
 
-@app.command("raise")
 def raise_(
     packet_file: Annotated[str | None, typer.Option("--packet", help="Packet JSON file.")] = None,
     run: Annotated[str | None, typer.Option(help="Run id.")] = None,
@@ -419,7 +378,7 @@ def raise_(
     if problem is not None:
         if blocked is not None:
             _write_blocked(blocked, None, options, flags, filing_error=problem)
-        raise _fail(problem, EXIT_UNREADABLE)
+        raise fail(problem, EXIT_UNREADABLE)
     fingerprint = (
         {"kind": "git", "path": fingerprint_git}
         if fingerprint_git
@@ -439,7 +398,7 @@ def raise_(
         )
         if v
     }
-    client = _client()
+    client = make_client()
 
     def file_it() -> Any:
         return client.raise_(
@@ -447,14 +406,14 @@ def raise_(
         )
 
     if blocked is None:
-        result = _call(file_it)
+        result = call(file_it)
     else:
         try:
             result = file_it()
         except ClientError as exc:  # the loop must stop all the same, and say why
             message = _error_text(exc)
             _write_blocked(blocked, packet, options, flags, filing_error=message)
-            raise _fail(message, EXIT_BLOCKED) from None
+            raise fail(message, EXIT_BLOCKED) from None
     if as_json:
         typer.echo(json.dumps(result, indent=2))
     else:
@@ -478,7 +437,6 @@ def raise_(
         _wait_and_exit(client, result["id"], None)
 
 
-@app.command()
 def reply(
     escalation_id: Annotated[str, typer.Argument(help="Escalation id.")],
     text: Annotated[list[str], typer.Argument(help="The reply, e.g. approve.")],
@@ -489,9 +447,9 @@ def reply(
     import getpass
 
     words = " ".join(text)
-    client = _client()
+    client = make_client()
     who = sender or f"cli:{getpass.getuser()}"
-    result = _call(
+    result = call(
         lambda: client.reply(
             escalation_id,
             option=words if as_option else None,
@@ -503,7 +461,6 @@ def reply(
     raise typer.Exit(0 if result["outcome"] == "decided" else 1)
 
 
-@app.command("list")
 def list_(
     state: Annotated[str | None, typer.Option(help="Only this state.")] = None,
     severity: Annotated[str | None, typer.Option(help="Only this severity.")] = None,
@@ -511,8 +468,8 @@ def list_(
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """List escalations, newest first."""
-    client = _client()
-    rows = _call(lambda: client.list(state=state, severity=severity, run=run))
+    client = make_client()
+    rows = call(lambda: client.list(state=state, severity=severity, run=run))
     if as_json:
         typer.echo(json.dumps(rows, indent=2))
         return
@@ -532,15 +489,14 @@ def list_(
     Console().print(table)
 
 
-@app.command()
 def show(
     escalation_id: Annotated[str, typer.Argument(help="Escalation id.")],
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Show one escalation and its events as a timeline."""
-    client = _client()
-    case = _call(lambda: client.get(escalation_id))
-    history = _call(lambda: client.events(escalation_id))
+    client = make_client()
+    case = call(lambda: client.get(escalation_id))
+    history = call(lambda: client.events(escalation_id))
     if as_json:
         typer.echo(json.dumps({**case, **history}, indent=2))
         return
@@ -577,7 +533,7 @@ def _wait_and_exit(
     unblock: bool = False,
     blocked_file: str | None = None,
 ) -> None:
-    case = _call(lambda: client.wait(escalation_id, timeout=timeout))
+    case = call(lambda: client.wait(escalation_id, timeout=timeout))
     if case is None:
         typer.echo(json.dumps({"id": escalation_id, "state": "waiting", "timed_out": True}))
         raise typer.Exit(EXIT_TIMED_OUT)
@@ -618,14 +574,13 @@ def _unblock_after_wait(client: Any, case: dict[str, Any], blocked_file: str | N
     try:
         note = _unblock_locally(client, case, path)
     except OSError as exc:
-        raise _fail(f"cannot unblock {path}: {exc}") from None
+        raise fail(f"cannot unblock {path}: {exc}") from None
     if note:
         typer.echo(f"warning: {note}", err=True)
     else:
         typer.echo(f"unblocked: {path} is gone; the decision is in DECISION.md beside it", err=True)
 
 
-@app.command("wait")
 def wait_(
     escalation_id: Annotated[str, typer.Argument(help="Escalation id.")],
     timeout: Annotated[float | None, typer.Option(help="Give up after SECONDS (exit 4).")] = None,
@@ -648,7 +603,7 @@ def wait_(
 ) -> None:
     """Block until decided; print it as JSON. Exit 0 resume, 3 stop/abort, 4 timed out."""
     _wait_and_exit(
-        _client(),
+        make_client(),
         escalation_id,
         timeout,
         unblock=unblock or blocked_file is not None,
@@ -656,7 +611,6 @@ def wait_(
     )
 
 
-@app.command("telegram-poll")
 def telegram_poll() -> None:
     """Take Telegram replies by long polling (for setups with no public URL); runs until ^C."""
     from workers.app import make_celery
@@ -664,9 +618,9 @@ def telegram_poll() -> None:
     from workers.inbound.telegram import TelegramPoller
     from workers.runtime import runtime_for
 
-    settings = _settings()
+    settings = load_settings()
     if not settings.telegram_bot_token:
-        raise _fail("set ESCALATE_TELEGRAM_BOT_TOKEN (the bot's token from @BotFather)")
+        raise fail("set ESCALATE_TELEGRAM_BOT_TOKEN (the bot's token from @BotFather)")
     runtime = runtime_for(make_celery(settings))
     limiter = MissLimiter()
     typer.echo("polling Telegram for replies (Ctrl-C stops)")
@@ -678,14 +632,13 @@ def telegram_poll() -> None:
                 )
 
 
-@app.command()
 def inbox(
     last: Annotated[int, typer.Option(help="Show the last N notifications.")] = 5,
 ) -> None:
     """Print what the embedded local channel received (when no apprise config is set)."""
     from workers.channels import dev_inbox_path
 
-    path = dev_inbox_path(_settings())
+    path = dev_inbox_path(load_settings())
     if not path.exists():
         typer.echo("the local inbox is empty")
         return
@@ -698,11 +651,21 @@ def inbox(
 
 
 def _mount_subcommands() -> None:
+    """Add every command but `check`, in the order `escalate --help` lists them."""
     from api.design_cli import design_app
     from api.parse_reply_cli import register
     from api.pipeline_cli import register as register_pipelines
     from api.request_cli import register as register_requests
 
+    app.command()(serve)
+    app.command()(migrate)
+    app.command("raise")(raise_)
+    app.command()(reply)
+    app.command("list")(list_)
+    app.command()(show)
+    app.command("wait")(wait_)
+    app.command("telegram-poll")(telegram_poll)
+    app.command()(inbox)
     register(app)
     register_requests(app)
     register_pipelines(app)

@@ -54,7 +54,8 @@ def raise_command(
     ),
 ) -> None:
     """File the escalation: the service reads the folder and writes escalation_summary.json."""
-    from api.cli import _call, _client
+    from api.cli_common import call as _call
+    from api.cli_common import make_client as _client
 
     client = _client()
     case = _call(
@@ -72,7 +73,7 @@ def raise_command(
 
 
 def _wait_for_command(client: Any, escalation_id: str, timeout: float | None) -> None:
-    from api.cli import _call
+    from api.cli_common import call as _call
 
     case = _call(lambda: client.wait(escalation_id, timeout=timeout))
     if case is None:
@@ -89,7 +90,8 @@ def counters_command(
     phase: Annotated[str, typer.Option(help="The phase.")],
 ) -> None:
     """Resets the service has counted for one phase, and the commands it would offer now."""
-    from api.cli import _call, _client
+    from api.cli_common import call as _call
+    from api.cli_common import make_client as _client
 
     client = _client()
     counted = _call(lambda: client.pipeline_counters(pipeline_id, phase))
