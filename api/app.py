@@ -19,6 +19,7 @@ from sqlmodel import Session, col, select
 
 from api.answer_routes import answer_router
 from api.auth import load_tokens, require
+from api.dashboard import dashboard_router
 from api.pipeline_routes import pipeline_router
 from api.views import escalation_detail, escalation_summary, event_json, reply_json
 from models.migrate import upgrade
@@ -75,6 +76,8 @@ def create_app(settings: Settings, *, migrate: bool = True) -> FastAPI:
 
     app.include_router(answer_router(runtime))
     app.include_router(pipeline_router(runtime, public_url=settings.resolved_public_url))
+    secure = settings.resolved_public_url.startswith("https://")
+    app.include_router(dashboard_router(runtime, app.state.tokens, secure=secure))
 
     @app.get("/healthz")
     def healthz(db: Db) -> dict[str, Any]:

@@ -127,6 +127,7 @@ def render_notification(
         f"- reply on this channel starting with the code: {TOKEN_MARKER} {answer}",
         "- or open a link:",
         *(f"  {one_line(option.label)}: {link_marker(option.label)}" for option in case.options),
+        f"- or the dashboard: {public_url}/dashboard/cases/{case.id}",
         f"- or: escalate reply {case.id} {answer}",
         f"- details: GET {public_url}/v1/escalations/{case.id} (operator token)",
         "",

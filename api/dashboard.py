@@ -1,0 +1,198 @@
+"""The operators' dashboard: open cases as cards with their advisory, answered by signed link."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Cookie, Form
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from itsdangerous import BadSignature, URLSafeTimedSerializer
+from sqlmodel import Session, col, select
+
+from api.answer_routes import TEMPLATES
+from api.auth import role_of
+from models.design import parse_design
+from models.store import as_utc, case_of, decision_json, decision_of, iso
+from models.tables import Escalation, Event, Reply
+from workers.answering import sign_link
+from workers.runtime import Runtime
+from workflows.advisory import advisory, prompt_form
+from workflows.stages import route_facts
+from workflows.states import TERMINAL, State
+
+COOKIE = "escalate_dashboard"
+SESSION_AGE = 12 * 3600  # seconds: an operator signs in once a working day
+ROLES = ("operator", "admin")
+SEVERITY_RANK = {"critical": 0, "high": 1, "medium": 2, "low": 3}
+RECENT = 20
+
+
+def _fingerprint(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()[:16]
+
+
+class Sessions:
+    """Signed session cookies naming a role and which token signed in; a token taken out of
+    the configuration ends its sessions."""
+
+    def __init__(self, key: str, tokens: Mapping[str, str]) -> None:
+        self._signer = URLSafeTimedSerializer(key, salt="escalate.dashboard")
+        self._tokens = tokens
+
+    def open(self, presented: str) -> str | None:
+        role = role_of(self._tokens, presented)
+        if role not in ROLES:
+            return None
+        return self._signer.dumps({"r": role, "f": _fingerprint(presented)})
+
+    def role(self, cookie: str | None) -> str | None:
+        if not cookie:
+            return None
+        try:
+            data: Any = self._signer.loads(cookie, max_age=SESSION_AGE)
+        except BadSignature:
+            return None
+        live = any(
+            r == data.get("r") and hmac.compare_digest(_fingerprint(t), str(data.get("f")))
+            for t, r in self._tokens.items()
+        )
+        return str(data["r"]) if live else None
+
+
+def _card(row: Escalation, *, key: str, role: str) -> dict[str, Any]:
+    """What one case shows: advisory, prompt form with answer links, deadline, decision."""
+    case = case_of(row)
+    card: dict[str, Any] = {
+        "id": row.id,
+        "run_id": row.run_id,
+        "severity": row.severity,
+        "state": row.state,
+        "outcome": row.outcome,
+        "created_at": iso(row.created_at),
+        "closed_at": iso(row.closed_at),
+        "question": (row.packet or {}).get("requested_action"),
+        "problems": row.problems,
+        "open": State(row.state) not in TERMINAL,
+    }
+    if not row.design or not row.packet:  # refused: nothing was routed, nothing to answer
+        return card
+    design = parse_design(row.design, source=f"escalation {row.id}")
+    facts = route_facts(design, case)
+    routed = as_utc(row.routed_at)
+    form = prompt_form(
+        case,
+        timeout_action=facts.timeout_action,
+        deadline=routed + facts.timeout if routed else None,
+    )
+    via = f"dashboard ({role})"
+
+    def link(label: str) -> str:
+        return f"/a/{sign_link(key, row.id, label, via)}"
+
+    card.update(
+        advisory=advisory(case),
+        form=form,
+        links={option.label: link(option.label) for option in case.options},
+        options=case.options,
+        note=(row.pipeline or {}).get("note"),
+    )
+    return card
+
+
+def dashboard_router(runtime: Runtime, tokens: Mapping[str, str], *, secure: bool) -> APIRouter:
+    router = APIRouter(include_in_schema=False)
+    sessions = Sessions(runtime.answer_key, tokens)
+
+    def page(template: str, status: int = 200, **values: Any) -> HTMLResponse:
+        return HTMLResponse(TEMPLATES.get_template(template).render(**values), status)
+
+    def signed_in(cookie: str | None) -> str | None:
+        return sessions.role(cookie)
+
+    @router.get("/dashboard/login")
+    def login_page() -> HTMLResponse:
+        return page("dashboard_login.html")
+
+    @router.post("/dashboard/login")
+    def login(token: Annotated[str, Form()]) -> Response:
+        cookie = sessions.open(token.strip())
+        if cookie is None:
+            problem = "That token is not an operator or admin token of this service."
+            return page("dashboard_login.html", 401, problem=problem)
+        response = RedirectResponse("/dashboard", status_code=303)
+        response.set_cookie(
+            COOKIE, cookie, max_age=SESSION_AGE, httponly=True, samesite="strict", secure=secure
+        )
+        return response
+
+    @router.post("/dashboard/logout")
+    def logout() -> Response:
+        response = RedirectResponse("/dashboard/login", status_code=303)
+        response.delete_cookie(COOKIE)
+        return response
+
+    @router.get("/dashboard")
+    def overview(escalate_dashboard: Annotated[str | None, Cookie()] = None) -> Response:
+        role = signed_in(escalate_dashboard)
+        if role is None:
+            return RedirectResponse("/dashboard/login", status_code=303)
+        terminal = [state.value for state in TERMINAL]
+        with Session(runtime.engine) as db:
+            open_rows = db.exec(
+                select(Escalation).where(col(Escalation.state).not_in(terminal))
+            ).all()
+            closed_rows = db.exec(
+                select(Escalation)
+                .where(col(Escalation.state).in_(terminal))
+                .order_by(col(Escalation.closed_at).desc())
+                .limit(RECENT)
+            ).all()
+        open_rows = sorted(
+            open_rows,
+            key=lambda r: (SEVERITY_RANK.get(r.severity, 9), as_utc(r.created_at) or _EPOCH),
+        )
+        key = runtime.answer_key
+        return page(
+            "dashboard.html",
+            role=role,
+            open_cards=[_card(r, key=key, role=role) for r in open_rows],
+            closed_cards=[_card(r, key=key, role=role) for r in closed_rows],
+            now=datetime.now(UTC).isoformat(timespec="seconds"),
+        )
+
+    @router.get("/dashboard/cases/{escalation_id}")
+    def case_page(
+        escalation_id: str, escalate_dashboard: Annotated[str | None, Cookie()] = None
+    ) -> Response:
+        role = signed_in(escalate_dashboard)
+        if role is None:
+            return RedirectResponse("/dashboard/login", status_code=303)
+        with Session(runtime.engine) as db:
+            row = db.get(Escalation, escalation_id)
+            if row is None:
+                return page("dashboard_case.html", 404, missing=escalation_id, role=role)
+            decision = decision_of(db, row.id)
+            events = db.exec(
+                select(Event).where(Event.escalation_id == row.id).order_by(col(Event.id))
+            ).all()
+            replies = db.exec(
+                select(Reply).where(Reply.escalation_id == row.id).order_by(col(Reply.id))
+            ).all()
+        return page(
+            "dashboard_case.html",
+            role=role,
+            card=_card(row, key=runtime.answer_key, role=role),
+            packet=row.packet or {},
+            decision=decision_json(decision) if decision else None,
+            events=[(iso(e.at), e.kind, e.detail) for e in events],
+            replies=[(iso(r.at), r.sender, r.raw_text, r.outcome) for r in replies],
+        )
+
+    return router
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)

@@ -1,0 +1,43 @@
+"""Answering from the dashboard against a running service: the first answer wins, once."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import pytest
+from fastapi.testclient import TestClient
+
+from api.app import create_app
+from tests.workers.conftest import Harness
+from workflows.examples import valid_packet
+
+
+@pytest.fixture
+def api(service: Harness) -> Iterator[TestClient]:
+    settings = service.settings.model_copy(update={"api_tokens": "operator:op-token"})
+    with TestClient(create_app(settings)) as client:
+        yield client
+
+
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+def test_an_operator_decides_from_the_dashboard(service: Harness, api: TestClient) -> None:
+    service.send({**valid_packet(), "packet_id": "dash-1", "severity": "critical",
+                  "waiting_behavior": "paused"})  # fmt: skip
+    case = service.case("run-8842", "dash-1")
+    service.in_state(case.id, "awaiting", "followed_up")
+    api.post("/dashboard/login", data={"token": "op-token"})
+    html = api.get("/dashboard").text
+    assert "Decision needed:" in html and "critical" in html
+    links = dict(re.findall(r'<a href="(/a/[^"]+)">([^<]+)</a>', html))
+    approve = next(href for href, label in links.items() if label == "approve")
+
+    decided = api.post(approve)
+    assert decided.status_code == 200 and "Decided: approve." in decided.text
+    service.in_state(case.id, "closed")
+    [decision] = service.decisions(case.id)
+    assert decision.decided_by == "link via dashboard (operator)"
+    again = api.post(approve)
+    assert again.status_code == 409 and "Already decided: approve" in again.text
+    closed = api.get("/dashboard").text
+    assert "Recently closed" in closed and "/a/" not in closed.split("Recently closed")[1]
