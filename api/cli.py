@@ -57,53 +57,6 @@ def check(
 EXIT_RESUME, EXIT_STOP, EXIT_TIMED_OUT = 0, 3, 4
 
 
-def serve() -> None:
-    """Run API, worker and beat on the embedded defaults (SQLite in $ESCALATE_HOME)."""
-    from api.auth import load_tokens
-    from api.serve import supervise
-    from models.design import DesignError, load_design
-    from models.migrate import upgrade
-
-    settings = load_settings()
-    try:
-        design = load_design(settings.design_path)
-    except DesignError as exc:
-        raise fail(str(exc)) from None
-    upgrade(settings)
-    tokens = {role: token for token, role in load_tokens(settings).items()}
-    typer.echo(
-        f"agent-escalation on http://{settings.host}:{settings.port}  "
-        f"(state in {settings.home.resolve()})"
-    )
-    typer.echo(f"design: {settings.design_path} ({design.name} v{design.version})")
-    typer.echo(f"database: {settings.resolved_database_url}")
-    typer.echo(f"broker: {settings.resolved_broker_url}")
-    if not settings.api_tokens:
-        typer.echo(
-            "tokens (generated, also in tokens.json): "
-            + ", ".join(f"{role}={token}" for role, token in sorted(tokens.items()))
-        )
-    if settings.public_url is None:
-        typer.echo(
-            f"warning: ESCALATE_PUBLIC_URL is not set: answer links in notifications "
-            f"point at {settings.resolved_public_url}, which only this machine can open"
-        )
-    if settings.apprise_config is None:
-        typer.echo(
-            "channels: none configured (ESCALATE_APPRISE_CONFIG); notifications go to "
-            "the local inbox: run `escalate inbox`"
-        )
-    raise typer.Exit(supervise(settings, announce=typer.echo))
-
-
-def migrate() -> None:
-    """Bring the database to the newest schema (serve and the API do this on start)."""
-    from models.migrate import upgrade
-
-    upgrade(load_settings())
-    typer.echo("database is up to date")
-
-
 def _packet_from_flags(values: dict[str, Any]) -> dict[str, Any]:
     """Build a packet from `escalate raise` flags; the design fills recipient and waiting."""
     import secrets as _secrets
@@ -611,61 +564,23 @@ def wait_(
     )
 
 
-def telegram_poll() -> None:
-    """Take Telegram replies by long polling (for setups with no public URL); runs until ^C."""
-    from workers.app import make_celery
-    from workers.inbound.dispatch import MissLimiter, poll_telegram_once
-    from workers.inbound.telegram import TelegramPoller
-    from workers.runtime import runtime_for
-
-    settings = load_settings()
-    if not settings.telegram_bot_token:
-        raise fail("set ESCALATE_TELEGRAM_BOT_TOKEN (the bot's token from @BotFather)")
-    runtime = runtime_for(make_celery(settings))
-    limiter = MissLimiter()
-    typer.echo("polling Telegram for replies (Ctrl-C stops)")
-    with TelegramPoller(settings.telegram_bot_token) as poller:
-        while True:
-            for status, body in poll_telegram_once(runtime, poller, limiter):
-                typer.echo(
-                    f"{status} {body.get('id', '-')}: {body.get('message') or body.get('detail')}"
-                )
-
-
-def inbox(
-    last: Annotated[int, typer.Option(help="Show the last N notifications.")] = 5,
-) -> None:
-    """Print what the embedded local channel received (when no apprise config is set)."""
-    from workers.channels import dev_inbox_path
-
-    path = dev_inbox_path(load_settings())
-    if not path.exists():
-        typer.echo("the local inbox is empty")
-        return
-    lines = path.read_text(encoding="utf-8").splitlines()[-last:]
-    for line in lines:
-        note = json.loads(line)
-        typer.echo(f"=== {note.get('received_at', '')[:19]}  {note.get('title', '')}")
-        typer.echo(note.get("message", ""))
-        typer.echo("")
-
-
 def _mount_subcommands() -> None:
     """Add every command but `check`, in the order `escalate --help` lists them."""
+    from api import service_cli
     from api.design_cli import design_app
     from api.parse_reply_cli import register
     from api.pipeline_cli import register as register_pipelines
     from api.request_cli import register as register_requests
 
-    app.command()(serve)
-    app.command()(migrate)
+    app.command()(service_cli.serve)
+    app.command()(service_cli.migrate)
     app.command("raise")(raise_)
     app.command()(reply)
     app.command("list")(list_)
     app.command()(show)
     app.command("wait")(wait_)
-    app.command("telegram-poll")(telegram_poll)
-    app.command()(inbox)
+    app.command("telegram-poll")(service_cli.telegram_poll)
+    app.command()(service_cli.inbox)
     register(app)
     register_requests(app)
     register_pipelines(app)
