@@ -390,94 +390,6 @@ def raise_(
         _wait_and_exit(client, result["id"], None)
 
 
-def reply(
-    escalation_id: Annotated[str, typer.Argument(help="Escalation id.")],
-    text: Annotated[list[str], typer.Argument(help="The reply, e.g. approve.")],
-    as_option: Annotated[bool, typer.Option("--option", help="TEXT is an option label.")] = False,
-    sender: Annotated[str | None, typer.Option(help="Who is answering.")] = None,
-) -> None:
-    """Answer an escalation; exit 0 when it decided, 1 when it was recorded without deciding."""
-    import getpass
-
-    words = " ".join(text)
-    client = make_client()
-    who = sender or f"cli:{getpass.getuser()}"
-    result = call(
-        lambda: client.reply(
-            escalation_id,
-            option=words if as_option else None,
-            text=None if as_option else words,
-            sender=who,
-        )
-    )
-    typer.echo(result["message"])
-    raise typer.Exit(0 if result["outcome"] == "decided" else 1)
-
-
-def list_(
-    state: Annotated[str | None, typer.Option(help="Only this state.")] = None,
-    severity: Annotated[str | None, typer.Option(help="Only this severity.")] = None,
-    run: Annotated[str | None, typer.Option(help="Only this run.")] = None,
-    as_json: Annotated[bool, typer.Option("--json")] = False,
-) -> None:
-    """List escalations, newest first."""
-    client = make_client()
-    rows = call(lambda: client.list(state=state, severity=severity, run=run))
-    if as_json:
-        typer.echo(json.dumps(rows, indent=2))
-        return
-    from rich.console import Console
-    from rich.table import Table
-
-    table = Table("id", "state", "severity", "run", "question", "created")
-    for row in rows:
-        table.add_row(
-            row["id"],
-            row["state"],
-            row["severity"],
-            row["run_id"],
-            (row.get("question") or "")[:60],
-            (row.get("created_at") or "")[:19],
-        )
-    Console().print(table)
-
-
-def show(
-    escalation_id: Annotated[str, typer.Argument(help="Escalation id.")],
-    as_json: Annotated[bool, typer.Option("--json")] = False,
-) -> None:
-    """Show one escalation and its events as a timeline."""
-    client = make_client()
-    case = call(lambda: client.get(escalation_id))
-    history = call(lambda: client.events(escalation_id))
-    if as_json:
-        typer.echo(json.dumps({**case, **history}, indent=2))
-        return
-    typer.echo(
-        f"{case['id']}  {case['state']}  {case['severity']}  run {case['run_id']}  "
-        f"packet {case['packet_id']}"
-    )
-    if case.get("question"):
-        typer.echo(f"Q: {case['question']}")
-    for event in history["events"]:
-        detail = ", ".join(
-            f"{k}={v}" for k, v in event["detail"].items() if v not in (None, [], "")
-        )
-        typer.echo(f"  {event['at'][:19]}  {event['kind']:<18} {detail}"[:240])
-    for item in history["replies"]:
-        typer.echo(
-            f"  {item['at'][:19]}  reply ({item['outcome']}) from {item['sender']}: {item['text']}"[
-                :240
-            ]
-        )
-    if case.get("decision"):
-        d = case["decision"]
-        typer.echo(
-            f"decision: {d['option']} by {d['decided_by']}"
-            f"{' (default)' if d['is_default'] else ''}; outcome {case.get('outcome')}"
-        )
-
-
 def _wait_and_exit(
     client: Any,
     escalation_id: str,
@@ -566,7 +478,7 @@ def wait_(
 
 def _mount_subcommands() -> None:
     """Add every command but `check`, in the order `escalate --help` lists them."""
-    from api import service_cli
+    from api import cases_cli, service_cli
     from api.design_cli import design_app
     from api.parse_reply_cli import register
     from api.pipeline_cli import register as register_pipelines
@@ -575,9 +487,9 @@ def _mount_subcommands() -> None:
     app.command()(service_cli.serve)
     app.command()(service_cli.migrate)
     app.command("raise")(raise_)
-    app.command()(reply)
-    app.command("list")(list_)
-    app.command()(show)
+    app.command()(cases_cli.reply)
+    app.command("list")(cases_cli.list_)
+    app.command()(cases_cli.show)
     app.command("wait")(wait_)
     app.command("telegram-poll")(service_cli.telegram_poll)
     app.command()(service_cli.inbox)
