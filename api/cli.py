@@ -7,7 +7,9 @@ from typing import Annotated, Any
 
 import typer
 
+from api.blocked_cli import after_blocked_raise, blocked_path, write_blocked
 from api.cli_common import call, fail, load_settings, make_client
+from api.wait_cli import wait_and_exit
 
 # Keep this module import-light: `escalate check` runs on every iteration of a shell loop.
 # Commands that need the database, broker or web server import them inside their body.
@@ -54,8 +56,6 @@ def check(
 
 # --- Talking to a running service -------------------------------------------------------
 
-EXIT_RESUME, EXIT_STOP, EXIT_TIMED_OUT = 0, 3, 4
-
 
 def _packet_from_flags(values: dict[str, Any]) -> dict[str, Any]:
     """Build a packet from `escalate raise` flags; the design fills recipient and waiting."""
@@ -93,30 +93,6 @@ def _packet_from_flags(values: dict[str, Any]) -> dict[str, Any]:
 EXIT_BLOCKED = 2  # SPEC §5: the run wrote BLOCKED.md and stops; the same code as unreadable
 
 
-def _blocked_path(flag: bool, path: str | None) -> Any:
-    """The absolute BLOCKED.md path asked for, or None (absolute: the service writes there)."""
-    import os
-    from pathlib import Path
-
-    if not flag and path is None:
-        return None
-    return Path(os.path.abspath(path or "BLOCKED.md"))
-
-
-def _known_packet(flags: dict[str, Any]) -> dict[str, Any]:
-    """What BLOCKED.md can say when no packet could be built or read."""
-    return {
-        "run_id": flags["run"] or "(unknown run)",
-        "packet_id": flags["packet_id"] or "(none)",
-        "task_summary": flags["summary"] or "",
-        "trigger_type": flags["trigger"],
-        "trigger_detail": flags["detail"] or "",
-        "blocked_on": flags["blocked_on"] or flags["question"] or "",
-        "requested_action": flags["question"] or "(no question given)",
-        "attempted": flags["attempted"] or [],
-    }
-
-
 def _error_text(exc: Any) -> str:
     """A client error as one line for BLOCKED.md and stderr."""
     detail = exc.detail
@@ -128,100 +104,6 @@ def _error_text(exc: Any) -> str:
     if isinstance(detail, dict) and "detail" in detail:
         detail = detail["detail"]
     return f"the service answered HTTP {exc.status}: {detail}"
-
-
-def _write_blocked(
-    path: Any,
-    packet: Any,
-    raw_options: list[dict[str, str]],
-    flags: dict[str, Any],
-    *,
-    escalation_id: str | None = None,
-    filing_error: str | None = None,
-) -> None:
-    """Write BLOCKED.md with what is known; a disk error is reported, the exit stays 2."""
-    from workers.unblock import write_atomically
-    from workflows.blocked_file import render_blocked
-    from workflows.case import parse_options
-
-    try:
-        options = parse_options(raw_options or None)
-    except ValueError:
-        options = ()  # the refusal on stderr and in the file names the problem
-    known = _known_packet(flags)
-    try:
-        text = render_blocked(
-            packet if isinstance(packet, dict) else known,
-            options,
-            escalation_id=escalation_id,
-            filing_error=filing_error,
-        )
-    except (TypeError, AttributeError):  # a packet file of the wrong shape
-        text = render_blocked(
-            known, options, escalation_id=escalation_id, filing_error=filing_error
-        )
-    try:
-        write_atomically(path, text)
-    except OSError as exc:
-        typer.echo(f"error: cannot write {path}: {exc}", err=True)
-        return
-    typer.echo(f"blocked: wrote {path}; the loop stops until it is removed", err=True)
-
-
-def _unblock_locally(client: Any, case: dict[str, Any], blocked: Any) -> str | None:
-    """Do on this disk what the service does on close: DECISION.md, decisions.log, unblock."""
-    from workers.unblock import unblock
-    from workflows.blocked_file import decision_log_line, render_decision, unblock_paths
-
-    history = call(lambda: client.events(case["id"]))
-    closes = [e["detail"] for e in history["events"] if e["kind"] == "closed"]
-    if not closes:
-        return f"case {case['id']} has no close entry; {blocked} left in place"
-    close, at = closes[-1], str(case.get("closed_at") or "")
-    decision_file, decisions_log = unblock_paths(str(blocked))
-    return unblock(
-        {
-            "escalation_id": case["id"],
-            "blocked_file": str(blocked),
-            "decision_file": decision_file,
-            "decisions_log": decisions_log,
-            "decision_md": render_decision(
-                close,
-                escalation_id=case["id"],
-                run_id=str(case.get("run_id")),
-                packet_id=str(case.get("packet_id")),
-                question=str(case.get("question") or ""),
-                closed_at=at,
-            ),
-            "log_line": decision_log_line(close, escalation_id=case["id"], closed_at=at),
-        }
-    )
-
-
-def _after_blocked_raise(client: Any, escalation_id: str, blocked: Any) -> None:
-    """Close the race with a fast decision, and say when the service will not unblock."""
-    from api.client import ClientError
-
-    try:
-        case = client.get(escalation_id)
-    except ClientError:
-        return  # the raise worked; the service unblocks on close
-    if case.get("state") == "closed":  # decided before BLOCKED.md was on disk
-        try:
-            note = _unblock_locally(client, case, blocked)
-        except OSError as exc:
-            note = f"cannot unblock {blocked}: {exc}"
-        except typer.Exit:  # the events could not be read (said on stderr); still exit 2
-            note = f"run `escalate wait {escalation_id} --unblock` to unblock {blocked}"
-        if note:
-            typer.echo(f"warning: {note}", err=True)
-    elif (case.get("wake") or {}).get("blocked_file") != str(blocked):
-        typer.echo(
-            f"warning: case {escalation_id} was raised earlier without this file, so the service "
-            f"will not remove it: run `escalate wait {escalation_id} --unblock "
-            f"--blocked-file {blocked}`",
-            err=True,
-        )
 
 
 def raise_(
@@ -279,7 +161,7 @@ def raise_(
     """Raise an escalation from flags or a packet file; prints its id (exit 2 if --blocked-file)."""
     from api.client import ClientError
 
-    blocked = _blocked_path(blocked_file, blocked_file_path)
+    blocked = blocked_path(blocked_file, blocked_file_path)
     flags = {
         "run": run,
         "question": question,
@@ -330,7 +212,7 @@ def raise_(
                 problem = f"cannot complete the packet from the design: {exc}"
     if problem is not None:
         if blocked is not None:
-            _write_blocked(blocked, None, options, flags, filing_error=problem)
+            write_blocked(blocked, None, options, flags, filing_error=problem)
         raise fail(problem, EXIT_UNREADABLE)
     fingerprint = (
         {"kind": "git", "path": fingerprint_git}
@@ -365,7 +247,7 @@ def raise_(
             result = file_it()
         except ClientError as exc:  # the loop must stop all the same, and say why
             message = _error_text(exc)
-            _write_blocked(blocked, packet, options, flags, filing_error=message)
+            write_blocked(blocked, packet, options, flags, filing_error=message)
             raise fail(message, EXIT_BLOCKED) from None
     if as_json:
         typer.echo(json.dumps(result, indent=2))
@@ -381,104 +263,18 @@ def raise_(
         for warning in result.get("warnings", []):
             typer.echo(f"warning: {warning}", err=True)
     if blocked is not None:
-        _write_blocked(blocked, packet, options, flags, escalation_id=result["id"])
-        _after_blocked_raise(client, result["id"], blocked)
+        write_blocked(blocked, packet, options, flags, escalation_id=result["id"])
+        after_blocked_raise(client, result["id"], blocked)
         if wait:
             typer.echo("warning: --wait is ignored with --blocked-file: the loop exits 2", err=True)
         raise typer.Exit(EXIT_BLOCKED)
     if wait:
-        _wait_and_exit(client, result["id"], None)
-
-
-def _wait_and_exit(
-    client: Any,
-    escalation_id: str,
-    timeout: float | None,
-    *,
-    unblock: bool = False,
-    blocked_file: str | None = None,
-) -> None:
-    case = call(lambda: client.wait(escalation_id, timeout=timeout))
-    if case is None:
-        typer.echo(json.dumps({"id": escalation_id, "state": "waiting", "timed_out": True}))
-        raise typer.Exit(EXIT_TIMED_OUT)
-    typer.echo(
-        json.dumps(
-            {
-                "id": case["id"],
-                "state": case["state"],
-                "outcome": case.get("outcome"),
-                "decision": case.get("decision"),
-            },
-            indent=2,
-        )
-    )
-    if unblock:
-        _unblock_after_wait(client, case, blocked_file)
-    raise typer.Exit(
-        EXIT_RESUME if case.get("outcome") in ("resume", "reconcile_first") else EXIT_STOP
-    )
-
-
-def _unblock_after_wait(client: Any, case: dict[str, Any], blocked_file: str | None) -> None:
-    """`wait --unblock`: the decision onto this disk; exit 1 if the disk refuses."""
-    import os
-    from pathlib import Path
-
-    path = Path(
-        os.path.abspath(
-            blocked_file or (case.get("wake") or {}).get("blocked_file") or "BLOCKED.md"
-        )
-    )
-    if case["state"] != "closed":
-        typer.echo(
-            f"warning: case {case['id']} is {case['state']}, no decision: {path} left in place",
-            err=True,
-        )
-        return
-    try:
-        note = _unblock_locally(client, case, path)
-    except OSError as exc:
-        raise fail(f"cannot unblock {path}: {exc}") from None
-    if note:
-        typer.echo(f"warning: {note}", err=True)
-    else:
-        typer.echo(f"unblocked: {path} is gone; the decision is in DECISION.md beside it", err=True)
-
-
-def wait_(
-    escalation_id: Annotated[str, typer.Argument(help="Escalation id.")],
-    timeout: Annotated[float | None, typer.Option(help="Give up after SECONDS (exit 4).")] = None,
-    unblock: Annotated[
-        bool,
-        typer.Option(
-            "--unblock",
-            help="Then remove BLOCKED.md and write DECISION.md and decisions.log beside it "
-            "(for a service that cannot reach this disk); exit 1 if the disk refuses.",
-        ),
-    ] = False,
-    blocked_file: Annotated[
-        str | None,
-        typer.Option(
-            "--blocked-file",
-            "--blocked-file-path",
-            help="BLOCKED.md to remove (implies --unblock; default: the case's, or ./BLOCKED.md).",
-        ),
-    ] = None,
-) -> None:
-    """Block until decided; print it as JSON. Exit 0 resume, 3 stop/abort, 4 timed out."""
-    _wait_and_exit(
-        make_client(),
-        escalation_id,
-        timeout,
-        unblock=unblock or blocked_file is not None,
-        blocked_file=blocked_file,
-    )
+        wait_and_exit(client, result["id"], None)
 
 
 def _mount_subcommands() -> None:
     """Add every command but `check`, in the order `escalate --help` lists them."""
-    from api import cases_cli, service_cli
+    from api import cases_cli, service_cli, wait_cli
     from api.design_cli import design_app
     from api.parse_reply_cli import register
     from api.pipeline_cli import register as register_pipelines
@@ -490,7 +286,7 @@ def _mount_subcommands() -> None:
     app.command()(cases_cli.reply)
     app.command("list")(cases_cli.list_)
     app.command()(cases_cli.show)
-    app.command("wait")(wait_)
+    app.command("wait")(wait_cli.wait_)
     app.command("telegram-poll")(service_cli.telegram_poll)
     app.command()(service_cli.inbox)
     register(app)
