@@ -210,6 +210,11 @@ class AsyncEscalations:
         result: dict[str, Any] = await self._call("GET", f"/v1/escalations/{escalation_id}")
         return result
 
+    async def raise_pipeline(self, state_dir: str, **options: Any) -> dict[str, Any]:
+        body = {"state_dir": state_dir, **{k: v for k, v in options.items() if v is not None}}
+        result: dict[str, Any] = await self._call("POST", "/v1/pipelines/escalations", json=body)
+        return result
+
     async def wait(
         self, escalation_id: str, *, timeout: float | None = None, hold: float = 25.0
     ) -> dict[str, Any] | None:

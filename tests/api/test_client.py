@@ -108,3 +108,27 @@ def test_the_async_client_waits_without_blocking_the_loop(
     case = asyncio.run(scenario())
     assert case is not None and case["outcome"] == "resume"
     assert isinstance(Escalations, type)
+
+
+def test_both_clients_raise_a_pipeline_from_its_state_folder(server: Server, tmp_path: Any) -> None:
+    server.start()
+    token = server.client()._http.headers["Authorization"].removeprefix("Bearer ")
+    for name, resets in (("sync", 0), ("async", 3)):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "phase_state.json").write_text(
+            f'{{"phase": 1, "escalation_resets": {resets}, "pipeline_id": "{name}"}}'
+        )
+    made = Escalations(server.url, token).raise_pipeline(str(tmp_path / "sync"))
+
+    async def raise_async() -> dict[str, Any]:
+        client = AsyncEscalations(server.url, token)
+        try:
+            return await client.raise_pipeline(str(tmp_path / "async"), severity="critical")
+        finally:
+            await client.aclose()
+
+    made_async = asyncio.run(raise_async())
+    assert made["pipeline_id"] == "sync" and "RESET_PHASE" in made["offered"]
+    assert made_async["offered"] == ["PROCEED", "STOP", "NUCLEAR_RESET"]
+    assert server.client().get(made_async["id"])["severity"] == "critical"
