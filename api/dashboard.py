@@ -15,7 +15,7 @@ from sqlmodel import Session, col, select
 
 from api.answer_routes import TEMPLATES
 from api.auth import role_of
-from models.design import parse_design
+from models.design import Design, parse_design
 from models.store import as_utc, case_of, decision_json, decision_of, iso
 from models.tables import Escalation, Event, Reply
 from workers.answering import sign_link
@@ -63,6 +63,19 @@ class Sessions:
         return str(data["r"]) if live else None
 
 
+_DESIGNS: dict[str, Design] = {}  # by content hash: a design version is parsed once
+
+
+def _design(row: Escalation) -> Design:
+    """The case's frozen design (cached by its hash rather than parsed for every card)."""
+    assert row.design is not None
+    if row.design_hash is None:
+        return parse_design(row.design, source=f"escalation {row.id}")
+    if row.design_hash not in _DESIGNS:
+        _DESIGNS[row.design_hash] = parse_design(row.design, source=f"escalation {row.id}")
+    return _DESIGNS[row.design_hash]
+
+
 def _card(row: Escalation, *, key: str, role: str) -> dict[str, Any]:
     """What one case shows: advisory, prompt form with answer links, deadline, decision."""
     case = case_of(row)
@@ -80,7 +93,7 @@ def _card(row: Escalation, *, key: str, role: str) -> dict[str, Any]:
     }
     if not row.design or not row.packet:  # refused: nothing was routed, nothing to answer
         return card
-    design = parse_design(row.design, source=f"escalation {row.id}")
+    design = _design(row)
     facts = route_facts(design, case)
     routed = as_utc(row.routed_at)
     form = prompt_form(

@@ -11,6 +11,7 @@ import hashlib
 import hmac
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from itsdangerous import BadSignature, SignatureExpired, URLSafeTimedSerializer
@@ -60,6 +61,7 @@ class LinkRefused(Exception):
     """A link that is forged, altered or expired (one answer for all three)."""
 
 
+@lru_cache(maxsize=8)  # one per key; building it derives the signing key each time
 def _serializer(key: str) -> URLSafeTimedSerializer:
     return URLSafeTimedSerializer(key, salt=LINK_SALT)
 
