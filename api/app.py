@@ -21,7 +21,13 @@ from api.answer_routes import answer_router
 from api.auth import load_tokens, require
 from api.dashboard import dashboard_router
 from api.pipeline_routes import pipeline_router
-from api.views import escalation_detail, escalation_summary, event_json, reply_json
+from api.views import (
+    answer_accepted,
+    escalation_detail,
+    escalation_summary,
+    event_json,
+    reply_json,
+)
 from models.migrate import upgrade
 from models.packet import EscalationRequest
 from models.settings import Settings
@@ -34,8 +40,6 @@ from workers.channels import dev_inbox_path
 from workers.inbound.dispatch import status_of
 from workers.intake import accept
 from workers.runtime import Runtime, runtime_for
-from workers.tasks import nudge
-from workflows import stages
 from workflows.errors import Conflict, EscalationError, NotFound, PacketRefused, RetryableError
 
 log = logging.getLogger(__name__)
@@ -112,26 +116,7 @@ def create_app(settings: Settings, *, migrate: bool = True) -> FastAPI:
         _role: Annotated[str, Depends(require("agent"))],
     ) -> dict[str, Any]:
         accepted = accept(runtime, request)
-        if accepted.state == "received":
-            nudge(celery, stages.SNAPSHOT, accepted.id)
-        if not accepted.created:
-            response.status_code = status.HTTP_200_OK
-        return {
-            "id": accepted.id,
-            "state": accepted.state,
-            "created": accepted.created,
-            "joined": accepted.joined,
-            **(
-                {
-                    "note": f"the same open question as escalation {accepted.id}: joined it; "
-                    "nobody is paged again"
-                }
-                if accepted.joined
-                else {}
-            ),
-            "warnings": list(accepted.warnings),
-            "url": f"{settings.resolved_public_url}/v1/escalations/{accepted.id}",
-        }
+        return answer_accepted(runtime, accepted, response, public_url=settings.resolved_public_url)
 
     @app.get("/v1/escalations")
     def list_escalations(

@@ -9,10 +9,9 @@ from fastapi import APIRouter, Depends, Query, Response, status
 from pydantic import BaseModel, ConfigDict, Field
 
 from api.auth import require
+from api.views import answer_accepted
 from workers.pipelines import SUMMARY_FILE, phase_counters, raise_pipeline
 from workers.runtime import Runtime
-from workers.tasks import nudge
-from workflows import stages
 from workflows.vocabulary import Severity
 
 
@@ -58,19 +57,8 @@ def pipeline_router(runtime: Runtime, *, public_url: str) -> APIRouter:
             wake=body.wake,
         )
         accepted = raised.accepted
-        if accepted.state == "received":
-            nudge(runtime.app, stages.SNAPSHOT, accepted.id)
-        if not accepted.created:
-            response.status_code = status.HTTP_200_OK
-        return {
-            "id": accepted.id,
-            "state": accepted.state,
-            "created": accepted.created,
-            "joined": accepted.joined,
-            **raised.pipeline,
-            "warnings": list(accepted.warnings),
-            "url": f"{public_url}/v1/escalations/{accepted.id}",
-        }
+        result = answer_accepted(runtime, accepted, response, public_url=public_url)
+        return {**result, **raised.pipeline}
 
     @router.get("/v1/pipelines/counters")
     def counters(

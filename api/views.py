@@ -4,8 +4,34 @@ from __future__ import annotations
 
 from typing import Any
 
+from fastapi import Response, status
+
 from models.store import decision_json, iso
 from models.tables import Decision, Delivery, Escalation, Event, Reply
+from workers.intake import Accepted
+from workers.runtime import Runtime
+from workers.tasks import nudge
+from workflows import stages
+
+
+def answer_accepted(
+    runtime: Runtime, accepted: Accepted, response: Response, *, public_url: str
+) -> dict[str, Any]:
+    """Nudge a new case's first stage; 201 for a new case, 200 for a resend or a join."""
+    if accepted.state == "received":
+        nudge(runtime.app, stages.SNAPSHOT, accepted.id)
+    if not accepted.created:
+        response.status_code = status.HTTP_200_OK
+    note = f"the same open question as escalation {accepted.id}: joined it; nobody is paged again"
+    return {
+        "id": accepted.id,
+        "state": accepted.state,
+        "created": accepted.created,
+        "joined": accepted.joined,
+        **({"note": note} if accepted.joined else {}),
+        "warnings": list(accepted.warnings),
+        "url": f"{public_url}/v1/escalations/{accepted.id}",
+    }
 
 
 def escalation_summary(row: Escalation) -> dict[str, Any]:
