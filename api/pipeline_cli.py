@@ -54,11 +54,10 @@ def raise_command(
     ),
 ) -> None:
     """File the escalation: the service reads the folder and writes escalation_summary.json."""
-    from api.cli_common import call as _call
-    from api.cli_common import make_client as _client
+    from api.cli_common import call, make_client
 
-    client = _client()
-    case = _call(
+    client = make_client()
+    case = call(
         lambda: client.raise_pipeline(
             _absolute(state_dir),
             pipeline_id=pipeline_id,
@@ -73,9 +72,9 @@ def raise_command(
 
 
 def _wait_for_command(client: Any, escalation_id: str, timeout: float | None) -> None:
-    from api.cli_common import call as _call
+    from api.cli_common import call
 
-    case = _call(lambda: client.wait(escalation_id, timeout=timeout))
+    case = call(lambda: client.wait(escalation_id, timeout=timeout))
     if case is None:
         typer.echo(json.dumps({"id": escalation_id, "state": "waiting", "timed_out": True}))
         raise typer.Exit(EXIT_TIMED_OUT)
@@ -90,9 +89,8 @@ def counters_command(
     phase: Annotated[str, typer.Option(help="The phase.")],
 ) -> None:
     """Resets the service has counted for one phase, and the commands it would offer now."""
-    from api.cli_common import call as _call
-    from api.cli_common import make_client as _client
+    from api.cli_common import call, make_client
 
-    client = _client()
-    counted = _call(lambda: client.pipeline_counters(pipeline_id, phase))
+    client = make_client()
+    counted = call(lambda: client.pipeline_counters(pipeline_id, phase))
     typer.echo(json.dumps(counted, indent=2))
