@@ -51,6 +51,11 @@ class Settings(BaseSettings):
     public_url: str | None = Field(
         default=None, description="Base URL people open; default http://host:port."
     )
+    files_root: str | None = Field(
+        default=None,
+        description="Folders (':'-separated) where runs' files may be read and written "
+        "(BLOCKED.md, command files, pipeline state); default anywhere this user can.",
+    )
     host: str = "127.0.0.1"
     port: int = 8765
 
@@ -69,6 +74,12 @@ class Settings(BaseSettings):
         default=5, ge=1, description="Attempts before the delivery failure is escalated."
     )
     send_timeout: float = Field(default=10.0, gt=0, description="Seconds per channel send.")
+
+    @property
+    def file_roots(self) -> tuple[Path, ...]:
+        """The resolved `files_root` folders; empty means no restriction."""
+        parts = (self.files_root or "").split(":")
+        return tuple(Path(part).expanduser().resolve() for part in parts if part.strip())
 
     @property
     def resolved_database_url(self) -> str:

@@ -10,6 +10,7 @@ from typing import Any
 from models.db import transaction
 from models.store import add_event, insert_escalation, new_id, open_case_for_question
 from models.tables import Escalation
+from workers.local_files import WRITTEN_FILES, refused_paths
 from workers.runtime import Runtime
 from workflows.case import options_to_json
 from workflows.errors import PacketRefused
@@ -43,10 +44,14 @@ def accept(
     """Store the request as a case in state `received`; raise PacketRefused when refused."""
     now = datetime.now(UTC)
     admission = admit(request, find_secrets=find_secrets)
-    if not admission.accepted:
+    problems = list(admission.problems)
+    if admission.accepted:  # only an admitted wake has its fields checked for shape
+        files = {key: admission.wake.get(key) for key in WRITTEN_FILES}
+        problems += refused_paths(files, runtime.settings.file_roots, prefix="wake.")
+    if problems:
         if record_refusal:
-            _record_refusal(runtime, request, list(admission.problems), now=now)
-        raise PacketRefused(list(admission.problems))
+            _record_refusal(runtime, request, problems, now=now)
+        raise PacketRefused(problems)
     packet = admission.packet
     design = runtime.design
     row = Escalation(

@@ -14,6 +14,7 @@ from models.db import transaction
 from models.store import lock_pipeline_phase
 from models.tables import Escalation, PipelinePhase
 from workers.intake import Accepted, accept
+from workers.local_files import refused_paths
 from workers.runtime import Runtime
 from workers.unblock import write_atomically
 from workflows.errors import PacketRefused
@@ -77,6 +78,10 @@ def raise_pipeline(
     names every problem when the folder cannot carry an escalation."""
     if not state_dir.is_absolute():
         raise PacketRefused([f"state_dir: must be an absolute path, not {str(state_dir)!r}"])
+    paths = {"state_dir": str(state_dir), "command_file": command_file}
+    outside = refused_paths(paths, runtime.settings.file_roots, prefix="")
+    if outside:  # checked before anything is read there or written
+        raise PacketRefused(outside)
     if not state_dir.is_dir():
         raise PacketRefused([f"state_dir: {state_dir} is not a folder this service can read"])
     readings = read_state_dir(state_dir)
