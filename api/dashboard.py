@@ -29,6 +29,7 @@ SESSION_AGE = 12 * 3600  # seconds: an operator signs in once a working day
 ROLES = ("operator", "admin")
 SEVERITY_RANK = {"critical": 0, "high": 1, "medium": 2, "low": 3}
 RECENT = 20
+NAME_LIMIT = 40
 
 
 def _fingerprint(token: str) -> str:
@@ -43,13 +44,14 @@ class Sessions:
         self._signer = URLSafeTimedSerializer(key, salt="escalate.dashboard")
         self._tokens = tokens
 
-    def open(self, presented: str) -> str | None:
+    def open(self, presented: str, name: str = "") -> str | None:
         role = role_of(self._tokens, presented)
         if role not in ROLES:
             return None
-        return self._signer.dumps({"r": role, "f": _fingerprint(presented)})
+        return self._signer.dumps({"r": role, "f": _fingerprint(presented), "n": name})
 
-    def role(self, cookie: str | None) -> str | None:
+    def who(self, cookie: str | None) -> str | None:
+        """The signed-in role, with the name given at sign-in: 'operator/ana'."""
         if not cookie:
             return None
         try:
@@ -60,7 +62,9 @@ class Sessions:
             r == data.get("r") and hmac.compare_digest(_fingerprint(t), str(data.get("f")))
             for t, r in self._tokens.items()
         )
-        return str(data["r"]) if live else None
+        if not live:
+            return None
+        return f"{data['r']}/{data['n']}" if data.get("n") else str(data["r"])
 
 
 _DESIGNS: dict[str, Design] = {}  # by content hash: a design version is parsed once
@@ -124,15 +128,17 @@ def dashboard_router(runtime: Runtime, tokens: Mapping[str, str], *, secure: boo
         return HTMLResponse(TEMPLATES.get_template(template).render(**values), status)
 
     def signed_in(cookie: str | None) -> str | None:
-        return sessions.role(cookie)
+        return sessions.who(cookie)
 
     @router.get("/dashboard/login")
     def login_page() -> HTMLResponse:
         return page("dashboard_login.html")
 
     @router.post("/dashboard/login")
-    def login(token: Annotated[str, Form()]) -> Response:
-        cookie = sessions.open(token.strip())
+    def login(token: Annotated[str, Form()], name: Annotated[str, Form()] = "") -> Response:
+        # The name is the operator's word, like the CLI's --sender: kept beside the role.
+        name = "".join(ch for ch in " ".join(name.split()) if ch.isprintable())[:NAME_LIMIT]
+        cookie = sessions.open(token.strip(), name)
         if cookie is None:
             problem = "That token is not an operator or admin token of this service."
             return page("dashboard_login.html", 401, problem=problem)

@@ -26,7 +26,7 @@ def test_an_operator_decides_from_the_dashboard(service: Harness, api: TestClien
                   "waiting_behavior": "paused"})  # fmt: skip
     case = service.case("run-8842", "dash-1")
     service.in_state(case.id, "awaiting", "followed_up")
-    api.post("/dashboard/login", data={"token": "op-token"})
+    api.post("/dashboard/login", data={"token": "op-token", "name": "Ana  Lima\n"})
     html = api.get("/dashboard").text
     assert "Decision needed:" in html and "critical" in html
     links = dict(re.findall(r'<a href="(/a/[^"]+)">([^<]+)</a>', html))
@@ -36,7 +36,7 @@ def test_an_operator_decides_from_the_dashboard(service: Harness, api: TestClien
     assert decided.status_code == 200 and "Decided: approve." in decided.text
     service.in_state(case.id, "closed")
     [decision] = service.decisions(case.id)
-    assert decision.decided_by == "link via dashboard (operator)"
+    assert decision.decided_by == "link via dashboard (operator/Ana Lima)"
     again = api.post(approve)
     assert again.status_code == 409 and "Already decided: approve" in again.text
     closed = api.get("/dashboard").text
