@@ -29,7 +29,8 @@ def _absolute(path: str | None) -> str | None:
 @pipeline_app.command(
     "raise",
     epilog="Prints the case as JSON: id, offered commands, advisory, files read. With --wait, "
-    "then prints the chosen command; exit 0 for a command to run, 3 for STOP, 4 timed out.",
+    "then prints the chosen command; exit 0 for a command to run, 3 for STOP, 4 timed out. "
+    "Exit 1 when the folder is refused (each problem on stderr) or the service is unreachable.",
 )
 def raise_command(
     state_dir: Annotated[
