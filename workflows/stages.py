@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -18,67 +18,50 @@ from workflows.notifications import (
 )
 from workflows.packet_checks import check_packet
 from workflows.pipeline import command_record
+from workflows.stage_results import (
+    CLOSE,
+    DELIVER,
+    FOLLOW_UP,
+    ROUTE,
+    SNAPSHOT,
+    SYSTEM,
+    TIMEOUT,
+    DecisionSpec,
+    EventSpec,
+    Outbound,
+    StageResult,
+)
 from workflows.states import State, check_transition
 from workflows.vocabulary import CRITICAL_WAITING, Severity, TimeoutAction, WaitingBehavior
 
+# Callers keep importing every stage name from here, wherever it is defined.
+__all__ = [
+    "CLOSE",
+    "DELIVER",
+    "FOLLOW_UP",
+    "PIPELINE_TIMEOUT_COMMAND",
+    "ROUTE",
+    "SNAPSHOT",
+    "SYSTEM",
+    "TIMEOUT",
+    "DecisionSpec",
+    "EventSpec",
+    "Outbound",
+    "Recheck",
+    "StageResult",
+    "apply_timeout",
+    "close_case",
+    "decide",
+    "delivery_failure_packet",
+    "follow_up",
+    "recheck",
+    "record_snapshot",
+    "route_case",
+    "route_facts",
+]
+
 # A pipeline nobody answered halts: the orchestrator is never sent a reset no one chose.
 PIPELINE_TIMEOUT_COMMAND = "STOP"
-# Stage names: the workers map each to its Celery task.
-SNAPSHOT, ROUTE, DELIVER, FOLLOW_UP, TIMEOUT, CLOSE = (
-    "snapshot",
-    "route",
-    "deliver",
-    "follow_up",
-    "timeout",
-    "close",
-)
-SYSTEM = "system"
-
-
-@dataclass(frozen=True)
-class EventSpec:
-    """An event row to append."""
-
-    kind: str
-    detail: Mapping[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Outbound:
-    """A delivery (outbox row) to write before anything is sent."""
-
-    purpose: str  # notify, follow_up, wake_task, wake_webhook
-    channel: str  # apprise, celery, webhook
-    target: str
-    role: str = "primary"
-    title: str = ""
-    body: str = ""
-    payload: Mapping[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class DecisionSpec:
-    """A decision to record; at most one per case, the database enforces it."""
-
-    option: str
-    value: str
-    resumes: bool
-    decided_by: str
-    channel: str
-    is_default: bool = False
-
-
-@dataclass(frozen=True)
-class StageResult:
-    """What a stage decided: the next state and everything to write with it."""
-
-    state: State
-    events: tuple[EventSpec, ...]
-    next_action_at: datetime | None = None
-    outbound: tuple[Outbound, ...] = ()
-    updates: Mapping[str, Any] = field(default_factory=dict)
-    decision: DecisionSpec | None = None
-    next_stage: str | None = None
 
 
 def route_facts(design: Design, case: Case) -> RouteFacts:
