@@ -7,17 +7,20 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from models.design import SEVERITY_ORDER, Design
+from models.design import SEVERITY_ORDER
 from workflows.blocked_file import decision_log_line, render_decision, unblock_paths
 from workflows.case import Case, Option
 from workflows.notifications import (
-    RouteFacts,
     render_delivery_failure,
-    render_follow_up,
-    render_notification,
 )
-from workflows.packet_checks import check_packet
 from workflows.pipeline import command_record
+from workflows.routing import (
+    PIPELINE_TIMEOUT_COMMAND,
+    apply_timeout,
+    follow_up,
+    route_case,
+    route_facts,
+)
 from workflows.stage_results import (
     CLOSE,
     DELIVER,
@@ -32,7 +35,7 @@ from workflows.stage_results import (
     StageResult,
 )
 from workflows.states import State, check_transition
-from workflows.vocabulary import CRITICAL_WAITING, Severity, TimeoutAction, WaitingBehavior
+from workflows.vocabulary import CRITICAL_WAITING, Severity, WaitingBehavior
 
 # Callers keep importing every stage name from here, wherever it is defined.
 __all__ = [
@@ -59,24 +62,6 @@ __all__ = [
     "route_case",
     "route_facts",
 ]
-
-# A pipeline nobody answered halts: the orchestrator is never sent a reset no one chose.
-PIPELINE_TIMEOUT_COMMAND = "STOP"
-
-
-def route_facts(design: Design, case: Case) -> RouteFacts:
-    """The facts of the tier a case is routed to."""
-    severity = str(case.packet["severity"])
-    tier = design.tier(severity)
-    action = design.timeout_action(severity, str(case.packet["trigger_type"])).value
-    return RouteFacts(
-        severity=severity,
-        window=tier.window,
-        timeout=tier.timeout,
-        timeout_action=PIPELINE_TIMEOUT_COMMAND if case.pipeline else action,
-        waiting_behavior=str(case.packet.get("waiting_behavior")),
-        design=f"{design.name} v{design.version}",
-    )
 
 
 def record_snapshot(
@@ -113,132 +98,6 @@ def record_snapshot(
         events=(EventSpec("snapshot_recorded", detail),),
         updates={"snapshot": snapshot},
         next_stage=ROUTE,
-    )
-
-
-def route_case(case: Case, design: Design, *, public_url: str, now: datetime) -> StageResult:
-    """Stage 2 and the routing half of 3: recheck the packet, pick the tier, queue sends."""
-    result = check_packet(dict(case.packet))
-    if not result.passed:
-        return StageResult(
-            state=check_transition(case.state, State.REFUSED),
-            events=(EventSpec("refused", {"errors": result.error_lines()}),),
-            updates={"problems": result.error_lines(), "packet": None},
-        )
-    facts = route_facts(design, case)
-    tier = design.tier(facts.severity)
-    notify = [
-        Outbound(
-            "notify",
-            "apprise",
-            tier.recipient.primary,
-            "primary",
-            *_message(render_notification(case, facts, public_url=public_url, at=now)),
-        )
-    ]
-    for tag in tier.recipient.copies:
-        message = render_notification(
-            case, facts, public_url=public_url, at=now, copy_for=tier.recipient.primary
-        )
-        notify.append(Outbound("notify", "apprise", tag, "copy", *_message(message)))
-    events = [EventSpec("validated", {"warnings": list(result.warnings)})]
-    if tier.waiting_behavior.value != facts.waiting_behavior:
-        events.append(
-            EventSpec(
-                "waiting_differs",
-                {"packet": facts.waiting_behavior, "design": tier.waiting_behavior.value},
-            )
-        )
-    events.append(
-        EventSpec(
-            "routed",
-            {
-                "severity": facts.severity,
-                "primary": tier.recipient.primary,
-                "copies": list(tier.recipient.copies),
-                "window_seconds": tier.window.total_seconds(),
-                "timeout_seconds": tier.timeout.total_seconds(),
-                "timeout_action": facts.timeout_action,
-                "design": facts.design,
-            },
-        )
-    )
-    return StageResult(
-        state=check_transition(case.state, State.AWAITING),
-        events=tuple(events),
-        next_action_at=now + tier.window,
-        outbound=tuple(notify),
-        updates={"routed_at": now},
-        next_stage=DELIVER,
-    )
-
-
-def follow_up(case: Case, design: Design, *, public_url: str, now: datetime) -> StageResult:
-    """Stage 4: the window passed undecided, so send exactly one follow-up."""
-    facts = route_facts(design, case)
-    tier = design.tier(facts.severity)
-    outbound = [
-        Outbound(
-            "follow_up",
-            "apprise",
-            tier.recipient.primary,
-            "primary",
-            *_message(render_follow_up(case, facts, public_url=public_url, at=now)),
-        )
-    ]
-    if tier.next_tier is not None:
-        next_primary = design.tier(tier.next_tier).recipient.primary
-        if next_primary != tier.recipient.primary:
-            message = render_follow_up(case, facts, public_url=public_url, at=now, next_tier=True)
-            outbound.append(
-                Outbound("follow_up", "apprise", next_primary, "next_tier", *_message(message))
-            )
-    routed_at = case.routed_at or now
-    return StageResult(
-        state=check_transition(case.state, State.FOLLOWED_UP),
-        events=(
-            EventSpec(
-                "followed_up",
-                {
-                    "cites": case.packet_id,
-                    "recipients": [item.target for item in outbound],
-                },
-            ),
-        ),
-        next_action_at=max(routed_at + tier.timeout, now),
-        outbound=tuple(outbound),
-        updates={"followed_up_at": now},
-        next_stage=DELIVER,
-    )
-
-
-def apply_timeout(case: Case, design: Design, *, now: datetime) -> StageResult:
-    """Stage 5: nobody decided in time, so the design's default becomes the decision."""
-    facts = route_facts(design, case)
-    if case.pipeline:
-        action, resumes = PIPELINE_TIMEOUT_COMMAND, False
-    else:
-        action = facts.timeout_action
-        resumes = TimeoutAction(action) is not TimeoutAction.ABORT
-    decision = DecisionSpec(
-        option=action,
-        value=action,
-        resumes=resumes,
-        decided_by=f"{SYSTEM} (timeout default)",
-        channel=SYSTEM,
-        is_default=True,
-    )
-    return StageResult(
-        state=check_transition(case.state, State.DECIDED),
-        events=(
-            EventSpec(
-                "timeout_default",
-                {"action": action, "after_seconds": facts.timeout.total_seconds()},
-            ),
-        ),
-        updates={"decided_at": now},
-        decision=decision,
-        next_stage=CLOSE,
     )
 
 
@@ -397,7 +256,3 @@ def delivery_failure_packet(
         "waiting_behavior": waiting.value,
         "resume_condition": f"A decision recorded on case {case.id}.",
     }
-
-
-def _message(message: Any) -> tuple[str, str]:
-    return message.title, message.body
