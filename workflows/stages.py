@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
 from models.design import SEVERITY_ORDER
-from workflows.blocked_file import decision_log_line, render_decision, unblock_paths
 from workflows.case import Case, Option
+from workflows.closing import Recheck, close_case, recheck
 from workflows.notifications import (
     render_delivery_failure,
 )
-from workflows.pipeline import command_record
 from workflows.routing import (
     PIPELINE_TIMEOUT_COMMAND,
     apply_timeout,
@@ -120,108 +118,6 @@ def decide(
         updates={"decided_at": now},
         decision=decision,
         next_stage=CLOSE,
-    )
-
-
-@dataclass(frozen=True)
-class Recheck:
-    """The resume-state recheck: did the world change under the case?"""
-
-    changed: bool | None  # None when there is nothing to compare
-    message: str
-
-
-def recheck(snapshot: Mapping[str, Any], current: str | None, probe_error: str | None) -> Recheck:
-    """Compare the snapshot's fingerprint with the one read now."""
-    fingerprint = snapshot.get("fingerprint") or {}
-    kind, before = fingerprint.get("kind", "none"), fingerprint.get("value")
-    where = fingerprint.get("path") or fingerprint.get("url") or ""
-    if kind == "none":
-        return Recheck(None, "no fingerprint was recorded; nothing to recheck")
-    if snapshot.get("probe_error"):
-        return Recheck(
-            True,
-            f"reconcile first: the snapshot could not read {kind} {where}: "
-            f"{snapshot['probe_error']}",
-        )
-    if probe_error:
-        return Recheck(True, f"reconcile first: could not re-read {kind} {where}: {probe_error}")
-    if before == current:
-        return Recheck(False, f"unchanged: {kind} {where} still {current}")
-    return Recheck(True, f"reconcile first: {kind} {where} changed from {before} to {current}")
-
-
-def close_case(
-    case: Case,
-    decision: DecisionSpec,
-    *,
-    current: str | None,
-    probe_error: str | None,
-    now: datetime,
-) -> StageResult:
-    """Stage 6: recheck the state, write the close entry and queue the wake-ups."""
-    checked = recheck(case.snapshot, current, probe_error)
-    if not decision.resumes:
-        outcome = "stop"
-    elif checked.changed:
-        outcome = "reconcile_first"
-    else:
-        outcome = "resume"
-    remaining = list(case.packet.get("remaining", []))
-    close = {
-        "option": decision.option,
-        "value": decision.value,
-        "decided_by": decision.decided_by,
-        "channel": decision.channel,
-        "is_default": decision.is_default,
-        "outcome": outcome,
-        "recheck": checked.message,
-        "resume_at": now.isoformat() if outcome != "stop" else None,
-        # The decision clears this one point only; on stop the remaining work is dropped.
-        "clears": case.packet.get("blocked_on"),
-        "work_discarded": remaining if outcome == "stop" else [],
-    }
-    payload = {
-        "escalation_id": case.id,
-        "run_id": case.run_id,
-        "packet_id": case.packet_id,
-        **close,
-    }
-    outbound = []
-    if isinstance(case.wake.get("task"), str):
-        outbound.append(Outbound("wake_task", "celery", case.wake["task"], payload=payload))
-    if isinstance(case.wake.get("webhook"), str):
-        outbound.append(Outbound("wake_webhook", "webhook", case.wake["webhook"], payload=payload))
-    if isinstance(case.wake.get("blocked_file"), str):  # a shell loop's BLOCKED.md (§5)
-        blocked = case.wake["blocked_file"]
-        decision_file, decisions_log = unblock_paths(blocked)
-        at = now.isoformat()
-        decision_md = render_decision(
-            close,
-            escalation_id=case.id,
-            run_id=case.run_id,
-            packet_id=case.packet_id,
-            question=str(case.packet.get("requested_action", "")),
-            closed_at=at,
-        )
-        unblock = {
-            "escalation_id": case.id,
-            "blocked_file": blocked,
-            "decision_file": decision_file,
-            "decisions_log": decisions_log,
-            "decision_md": decision_md,
-            "log_line": decision_log_line(close, escalation_id=case.id, closed_at=at),
-        }
-        outbound.append(Outbound("unblock", "file", blocked, payload=unblock))
-    if isinstance(case.wake.get("command_file"), str):  # a pipeline's orchestrator (§6)
-        record = command_record(case.id, case.pipeline, close, closed_at=now.isoformat())
-        outbound.append(Outbound("command_file", "file", case.wake["command_file"], payload=record))
-    return StageResult(
-        state=check_transition(case.state, State.CLOSED),
-        events=(EventSpec("closed", close),),
-        outbound=tuple(outbound),
-        updates={"closed_at": now, "outcome": outcome},
-        next_stage=DELIVER if outbound else None,
     )
 
 
