@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -13,16 +13,13 @@ from celery import shared_task
 from sqlmodel import Session, col, update
 
 from models.db import transaction
-from models.design import Design, parse_design
 from models.store import (
     add_event,
-    apply_result,
     case_of,
     decision_of,
     decision_spec,
     due_deliveries,
     due_escalations,
-    lock_escalation,
 )
 from models.tables import Delivery, Escalation
 from workers import blockers, channels, names
@@ -32,6 +29,7 @@ from workers.inbound.ntfy import answer_actions as answer_actions_header
 from workers.intake import accept
 from workers.probes import ProbeError, read_fingerprint
 from workers.runtime import Runtime, runtime_for
+from workers.stage_runs import begin_attempt, design_of, finish, nudge
 from workers.unblock import unblock, write_command_file
 from workers.wakeups import post_webhook, send_wake_task
 from workflows import stages
@@ -39,11 +37,24 @@ from workflows.blocked_file import render_blocked
 from workflows.errors import PacketRefused
 from workflows.notifications import fill_markers
 from workflows.stages import Outbound, StageResult
-from workflows.states import OPEN_FOR_DECISION, State, check_transition
+from workflows.states import OPEN_FOR_DECISION, State
 
 log = logging.getLogger(__name__)
 
-Decide = Callable[[Session, Escalation, datetime], StageResult | None]
+# The stage frame lives in workers.stage_runs; callers keep importing `nudge` from here.
+__all__ = [
+    "STAGE_OF_STATE",
+    "apply_timeout",
+    "close",
+    "deliver",
+    "escalate",
+    "follow_up",
+    "nudge",
+    "route",
+    "snapshot",
+    "sweep",
+]
+
 STAGE_OF_STATE = {
     State.RECEIVED: stages.SNAPSHOT,
     State.SNAPSHOTTED: stages.ROUTE,
@@ -56,65 +67,6 @@ PAGES = ("notify", "follow_up")  # deliveries that ask a person to decide
 
 def _now() -> datetime:
     return datetime.now(UTC)
-
-
-def nudge(app: Any, stage: str | None, escalation_id: str) -> None:
-    """Enqueue a stage; if the broker is down the sweeper re-drives it, so only log."""
-    if stage is None:
-        return
-    try:
-        app.send_task(names.FOR_STAGE[stage], args=[escalation_id])
-    except Exception:
-        log.exception("could not enqueue %s for %s; the sweeper will", stage, escalation_id)
-
-
-def begin_attempt(runtime: Runtime, escalation_id: str, expected: State) -> bool:
-    """Count this attempt in its own commit; park the case in dead_letter when it keeps failing."""
-    now = _now()
-    with transaction(runtime.engine) as session:
-        row = lock_escalation(session, escalation_id)
-        if row is None or row.state != expected:
-            return False  # already done by an earlier run of this message: no effect
-        row.attempts += 1
-        row.updated_at = now
-        if row.attempts > runtime.settings.max_stage_attempts:
-            row.state = check_transition(expected, State.DEAD_LETTER).value
-            row.next_action_at = None
-            add_event(
-                session,
-                row,
-                "dead_lettered",
-                {"stuck_in": expected.value, "attempts": row.attempts - 1},
-                now=now,
-            )
-            log.error(
-                "escalation %s parked in dead_letter after %d attempts in %s",
-                escalation_id,
-                row.attempts - 1,
-                expected.value,
-            )
-            return False
-        session.add(row)
-        return True
-
-
-def finish(app: Any, runtime: Runtime, escalation_id: str, expected: State, decide: Decide) -> None:
-    """Lock the case, check it is still where the stage left it, apply the decision, nudge."""
-    now = _now()
-    with transaction(runtime.engine) as session:
-        row = lock_escalation(session, escalation_id)
-        if row is None or row.state != expected:
-            return
-        result = decide(session, row, now)
-        if result is None:
-            return
-        apply_result(session, row, result, now=now)
-    nudge(app, result.next_stage, escalation_id)
-
-
-def design_of(row: Escalation) -> Design:
-    """The design the case was routed with, frozen at intake."""
-    return parse_design(row.design, source=f"escalation {row.id}")
 
 
 def _probe(spec: Any) -> tuple[str | None, str | None]:

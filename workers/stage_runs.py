@@ -1,0 +1,82 @@
+"""The frame every stage task runs in: count the attempt, lock the case, apply, nudge the next."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlmodel import Session
+
+from models.db import transaction
+from models.design import Design, parse_design
+from models.store import add_event, apply_result, lock_escalation
+from models.tables import Escalation
+from workers import names
+from workers.runtime import Runtime
+from workflows.stages import StageResult
+from workflows.states import State, check_transition
+
+log = logging.getLogger(__name__)
+
+Decide = Callable[[Session, Escalation, datetime], StageResult | None]
+
+
+def nudge(app: Any, stage: str | None, escalation_id: str) -> None:
+    """Enqueue a stage; if the broker is down the sweeper re-drives it, so only log."""
+    if stage is None:
+        return
+    try:
+        app.send_task(names.FOR_STAGE[stage], args=[escalation_id])
+    except Exception:
+        log.exception("could not enqueue %s for %s; the sweeper will", stage, escalation_id)
+
+
+def begin_attempt(runtime: Runtime, escalation_id: str, expected: State) -> bool:
+    """Count this attempt in its own commit; park the case in dead_letter when it keeps failing."""
+    now = datetime.now(UTC)
+    with transaction(runtime.engine) as session:
+        row = lock_escalation(session, escalation_id)
+        if row is None or row.state != expected:
+            return False  # already done by an earlier run of this message: no effect
+        row.attempts += 1
+        row.updated_at = now
+        if row.attempts > runtime.settings.max_stage_attempts:
+            row.state = check_transition(expected, State.DEAD_LETTER).value
+            row.next_action_at = None
+            add_event(
+                session,
+                row,
+                "dead_lettered",
+                {"stuck_in": expected.value, "attempts": row.attempts - 1},
+                now=now,
+            )
+            log.error(
+                "escalation %s parked in dead_letter after %d attempts in %s",
+                escalation_id,
+                row.attempts - 1,
+                expected.value,
+            )
+            return False
+        session.add(row)
+        return True
+
+
+def finish(app: Any, runtime: Runtime, escalation_id: str, expected: State, decide: Decide) -> None:
+    """Lock the case, check it is still where the stage left it, apply the decision, nudge."""
+    now = datetime.now(UTC)
+    with transaction(runtime.engine) as session:
+        row = lock_escalation(session, escalation_id)
+        if row is None or row.state != expected:
+            return
+        result = decide(session, row, now)
+        if result is None:
+            return
+        apply_result(session, row, result, now=now)
+    nudge(app, result.next_stage, escalation_id)
+
+
+def design_of(row: Escalation) -> Design:
+    """The design the case was routed with, frozen at intake."""
+    return parse_design(row.design, source=f"escalation {row.id}")
