@@ -1,0 +1,246 @@
+"""The outbox: claim each due row under a lease, send it by its channel, record the outcome."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from sqlmodel import col, update
+
+from models.db import transaction
+from models.store import add_event, case_of
+from models.tables import Delivery, Escalation
+from workers import channels
+from workers.answering import answer_links, reply_token
+from workers.inbound.ntfy import MAX_ACTIONS
+from workers.inbound.ntfy import answer_actions as answer_actions_header
+from workers.intake import accept
+from workers.runtime import Runtime
+from workers.stage_runs import nudge
+from workers.unblock import unblock, write_command_file
+from workers.wakeups import post_webhook, send_wake_task
+from workflows import stages
+from workflows.blocked_file import render_blocked
+from workflows.errors import PacketRefused
+from workflows.notifications import fill_markers
+from workflows.stages import Outbound, StageResult
+from workflows.states import OPEN_FOR_DECISION, State
+
+log = logging.getLogger(__name__)
+
+PAGES = ("notify", "follow_up")  # deliveries that ask a person to decide
+
+
+def per_channel(runtime: Runtime, result: StageResult) -> StageResult:
+    """Expand each apprise tag into one outbox row per configured channel, each channel once."""
+    outbound: dict[tuple[str, str], Outbound] = {}
+    for item in result.outbound:
+        if item.channel != "apprise":
+            outbound.setdefault((item.purpose, item.target), item)
+            continue
+        found = runtime.channels.channels(item.target)
+        # A tag with no channel is recorded and retried like any failure, so the gap shows.
+        targets = [channel.name for channel in found] or [f"tag:{item.target}"]
+        for target in targets:  # the primary comes first, so a shared channel stays primary
+            outbound.setdefault(
+                (item.purpose, target),
+                replace(item, target=target, payload={"tag": item.target}),
+            )
+    return replace(result, outbound=tuple(outbound.values()))
+
+
+def _send_lease(settings: Any) -> timedelta:
+    """Longer than the longest send (every try timing out, with backoff), so a slow send is
+    never claimed and sent a second time."""
+    per_try = settings.send_timeout + settings.delivery_backoff * 8
+    return timedelta(seconds=settings.delivery_tries * per_try + 60)
+
+
+def _claim(runtime: Runtime, delivery_id: int) -> Delivery | None:
+    now = datetime.now(UTC)
+    with transaction(runtime.engine) as session:
+        claimable = (
+            col(Delivery.state).in_(("pending", "failed", "unknown"))
+            & (col(Delivery.next_attempt_at) <= now)
+        ) | ((col(Delivery.state) == "sending") & (col(Delivery.lease_until) <= now))
+        claimed = session.execute(
+            update(Delivery)
+            .where(col(Delivery.id) == delivery_id, claimable)
+            .values(
+                state="sending",
+                attempts=Delivery.attempts + 1,  # type: ignore[operator]
+                lease_until=now + _send_lease(runtime.settings),
+            )
+        )
+        if claimed.rowcount != 1:  # type: ignore[attr-defined]
+            return None
+        return session.get(Delivery, delivery_id)
+
+
+def _send(app: Any, runtime: Runtime, delivery: Delivery) -> channels.SendOutcome:
+    settings = runtime.settings
+    if delivery.channel == "celery":
+        return send_wake_task(app, delivery.target, delivery.payload)
+    if delivery.channel == "webhook":
+        return post_webhook(
+            delivery.target,
+            delivery.payload,
+            secret=runtime.webhook_secret,
+            timeout=settings.send_timeout,
+        )
+    if delivery.purpose == "command_file":  # a pipeline's orchestrator reads it (SPEC §6)
+        try:
+            write_command_file(Path(delivery.target), delivery.payload)
+        except OSError as exc:
+            return channels.SendOutcome(channels.FAILED, f"{type(exc).__name__}: {exc}"[:500])
+        return channels.SendOutcome(channels.SENT)
+    if delivery.channel == "file":  # a shell loop's BLOCKED.md on this host (SPEC §5)
+        try:
+            left = unblock(delivery.payload)
+        except (OSError, KeyError) as exc:
+            return channels.SendOutcome(channels.FAILED, f"{type(exc).__name__}: {exc}"[:500])
+        if left:
+            log.warning("escalation %s: %s", delivery.escalation_id, left)
+        return channels.SendOutcome(channels.SENT)
+    tag = str(delivery.payload.get("tag", ""))
+    channel = runtime.channels.channel(tag, delivery.target)
+    if channel is None:
+        return channels.SendOutcome(channels.FAILED, f"no apprise channel has tag '{tag}'")
+    return channels.send(
+        channel,
+        title=delivery.title,
+        body=_personalised(runtime, delivery, tag),
+        tries=settings.delivery_tries,
+        first_backoff=settings.delivery_backoff,
+        timeout=settings.send_timeout,
+        url_params=_ntfy_buttons(runtime, delivery) if channels.is_ntfy(channel) else None,
+    )
+
+
+def _ntfy_buttons(runtime: Runtime, delivery: Delivery) -> dict[str, str]:
+    """ntfy shows up to three answer buttons that POST '<code> <option>' back to us."""
+    with transaction(runtime.engine) as session:
+        row = session.get(Escalation, delivery.escalation_id)
+        labels = [option["label"] for option in (row.options if row else [])][:MAX_ACTIONS]
+    if not labels:
+        return {}
+    inbound = f"{runtime.settings.resolved_public_url}/v1/inbound/ntfy"
+    token = reply_token(runtime.answer_key, delivery.escalation_id)
+    return {"actions": answer_actions_header([(label, inbound) for label in labels], token=token)}
+
+
+def _personalised(runtime: Runtime, delivery: Delivery, tag: str) -> str:
+    """The message with this case's reply token and this channel's answer links."""
+    with transaction(runtime.engine) as session:
+        row = session.get(Escalation, delivery.escalation_id)
+        labels = [option["label"] for option in (row.options if row else [])]
+    key = runtime.answer_key
+    links = answer_links(
+        key, runtime.settings.resolved_public_url, delivery.escalation_id, labels, via=tag
+    )
+    return fill_markers(delivery.body, token=reply_token(key, delivery.escalation_id), links=links)
+
+
+def deliver_one(app: Any, runtime: Runtime, delivery_id: int) -> None:
+    """Claim one outbox row, send it, record the outcome; a page that never arrives escalates."""
+    delivery = _claim(runtime, delivery_id)
+    if delivery is None:
+        return
+    if delivery.purpose in PAGES and _cancel_if_decided(runtime, delivery):
+        return
+    outcome = _send(app, runtime, delivery)
+    now = datetime.now(UTC)
+    settings = runtime.settings
+    exhausted = False
+    with transaction(runtime.engine) as session:
+        row = session.get(Delivery, delivery_id)
+        case_row = session.get(Escalation, delivery.escalation_id)
+        if row is None or case_row is None:
+            return
+        row.lease_until = None
+        row.last_error = outcome.error
+        if outcome.state == channels.SENT:
+            row.state, row.sent_at = channels.SENT, now
+        elif row.attempts >= settings.delivery_max_attempts:
+            row.state, exhausted = "abandoned", True
+        else:
+            row.state = outcome.state
+            row.next_attempt_at = now + timedelta(seconds=settings.delivery_retry_interval)
+        session.add(row)
+        add_event(
+            session,
+            case_row,
+            "delivery_attempt",
+            {
+                "delivery": row.id,
+                "purpose": row.purpose,
+                "channel": row.target,
+                "role": row.role,
+                "outcome": outcome.state,
+                "tries": outcome.tries,
+                "attempt": row.attempts,
+                **({"error": outcome.error} if outcome.error else {}),
+                **({"gave_up": True} if exhausted else {}),
+            },
+            now=now,
+        )
+        case = case_of(case_row)
+    still_open = case.state in OPEN_FOR_DECISION
+    if exhausted and delivery.purpose in PAGES and delivery.role == "primary" and still_open:
+        _escalate_undelivered(app, runtime, case, delivery, outcome.error or "unconfirmed")
+
+
+def _cancel_if_decided(runtime: Runtime, delivery: Delivery) -> bool:
+    """A page still queued when the case was decided is not sent: nobody needs asking."""
+    now = datetime.now(UTC)
+    with transaction(runtime.engine) as session:
+        case_row = session.get(Escalation, delivery.escalation_id)
+        row = session.get(Delivery, delivery.id)
+        if case_row is None or row is None or State(case_row.state) in OPEN_FOR_DECISION:
+            return False
+        row.state, row.lease_until = "cancelled", None
+        session.add(row)
+        add_event(
+            session,
+            case_row,
+            "delivery_cancelled",
+            {
+                "delivery": row.id,
+                "purpose": row.purpose,
+                "channel": row.target,
+                "why": f"the case is {case_row.state}",
+            },
+            now=now,
+        )
+        return True
+
+
+def _escalate_undelivered(
+    app: Any, runtime: Runtime, case: Any, delivery: Delivery, error: str
+) -> None:
+    """After the limit: a second packet citing the first, and the run's fallback file."""
+    fallback = case.wake.get("fallback_file")
+    if isinstance(fallback, str):
+        try:
+            Path(fallback).write_text(
+                render_blocked(case.packet, case.options, escalation_id=case.id), encoding="utf-8"
+            )
+        except OSError as exc:
+            log.error("could not write fallback file %s: %s", fallback, exc)
+    packet = stages.delivery_failure_packet(
+        case, target=delivery.target, attempts=delivery.attempts, error=error
+    )
+    if packet is None:
+        return
+    options = [
+        {"label": "acknowledge", "description": f"I have seen it and will answer case {case.id}."}
+    ]
+    try:
+        second = accept(runtime, {"packet": packet, "options": options}, cites_id=case.id)
+    except PacketRefused as refused:
+        log.error("delivery-failure packet for %s refused: %s", case.id, refused)
+        return
+    nudge(app, stages.SNAPSHOT, second.id)
