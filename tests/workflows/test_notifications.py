@@ -192,11 +192,12 @@ def test_how_to_answer_offers_the_code_a_link_per_option_the_cli_and_details() -
     body = render().body.splitlines()
     start = body.index("How to answer:")
     # The code and links are markers here, filled per channel at send time
-    assert body[start + 1 : start + 7] == [
+    assert body[start + 1 : start + 8] == [
         "- reply on this channel starting with the code: {{reply_token}} approve",
         "- or open a link:",
         "  approve: {{link:approve}}",
         "  deny: {{link:deny}}",
+        f"- or the dashboard: {PUBLIC_URL}/dashboard/cases/{CASE_ID}",
         f"- or: escalate reply {CASE_ID} approve",
         f"- details: GET {PUBLIC_URL}/v1/escalations/{CASE_ID} (operator token)",
     ]
