@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from workflows.case import Case, Option
-from workflows.notifications import one_line
+from workflows.text import one_line
 
 ADVISORY_LIMIT = 200
 QUESTION_LIMIT = 120
@@ -35,7 +35,7 @@ def advisory(case: Case) -> dict[str, str]:
     return {
         "summary": one_line(summary, ADVISORY_LIMIT),
         "recommended_action": one_line(
-            f"Decide {choices}: {packet.get('requested_action', '')}", ADVISORY_LIMIT
+            f"Choose {choices}: {packet.get('requested_action', '')}", ADVISORY_LIMIT
         ),
     }
 

@@ -7,7 +7,7 @@ from pathlib import PurePath
 from typing import Any
 
 from workflows.case import Option
-from workflows.notifications import one_line
+from workflows.text import one_line
 
 DECISION_FILE = "DECISION.md"
 DECISIONS_LOG = "decisions.log"

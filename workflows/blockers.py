@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from workflows.notifications import one_line
+from workflows.text import one_line
 
 # A blocker is resolved once its case is closed: decided (by a person or the default) and
 # rechecked. A refused or parked case never resolves: it needs a person, not a wake-up.

@@ -7,8 +7,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from workflows.advisory import advisory, prompt_form
 from workflows.case import Case, Option
 from workflows.durations import format_duration
+from workflows.text import one_line
 
 
 @dataclass(frozen=True)
@@ -47,12 +49,6 @@ def fill_markers(text: str, *, token: str, links: Mapping[str, str]) -> str:
     return text
 
 
-def one_line(text: object, limit: int = 200) -> str:
-    """Collapse whitespace to one line and cut it at `limit` characters."""
-    flat = " ".join(str(text).split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
-
-
 def headline(case: Case, options: Sequence[Option], *, at: datetime) -> list[str]:
     """The five headline lines, in order."""
     packet = case.packet
@@ -74,17 +70,26 @@ def _evidence_lines(packet: Mapping[str, Any]) -> list[str]:
     ]
 
 
-def _pipeline_lines(pipeline: Mapping[str, Any]) -> list[str]:
-    """A pipeline case's advisory and caps (SPEC §4, §6); nothing for other cases."""
-    if not pipeline:
-        return []
-    advice = pipeline.get("advisory") or {}
+def _advisory_lines(case: Case, route: RouteFacts, *, at: datetime) -> list[str]:
+    """The dashboard advisory and the phone-sized prompt form (SPEC §4); a pipeline's caps."""
+    advice = advisory(case)
+    form = prompt_form(
+        case, timeout_action=route.timeout_action, deadline=(case.routed_at or at) + route.timeout
+    )
+    more = f" (+{form.more} more below)" if form.more else ""
     lines = [
         "",
-        f"Summary: {one_line(advice.get('summary', ''))}",
-        f"Recommended: {one_line(advice.get('recommended_action', ''))}",
-        one_line(pipeline.get("note", ""), 300),
+        f"Summary: {advice['summary']}",
+        f"Recommended: {advice['recommended_action']}",
+        "",
+        f"On a phone: {form.question}",
+        f"  Answers: {' | '.join(button.text for button in form.options)}{more}",
+        f"  {form.default}",
     ]
+    pipeline = case.pipeline
+    if not pipeline:
+        return lines
+    lines.append(one_line(pipeline.get("note", ""), 300))
     unusable = [
         f"{name}: {reading.get('status')}"
         + (f" ({reading['error']})" if "error" in reading else "")
@@ -113,7 +118,7 @@ def render_notification(
     for key in ("phase", "component"):
         if isinstance(packet.get(key), str):
             lines.append(f"{key.capitalize()}: {one_line(packet[key])}")
-    lines += _pipeline_lines(case.pipeline)
+    lines += _advisory_lines(case, route, at=at)
     lines += ["", "Evidence:", *_evidence_lines(packet), "", "Options:"]
     lines += [
         f"- {option.label}"

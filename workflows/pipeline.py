@@ -7,8 +7,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from workflows.case import Option
-from workflows.notifications import one_line
 from workflows.pipeline_state import ABSENT, MALFORMED, REQUIRED_FILE, PipelineState
+from workflows.text import one_line
 
 RESETS = ("RESET_EXECUTION", "RESET_PHASE", "RESET_REVIEWER")
 NUCLEAR = "NUCLEAR_RESET"

@@ -56,7 +56,7 @@ def test_open_cases_show_as_cards_with_the_advisory_and_an_answer_link_each(
     html = page.text
     assert "Decision needed: Drop the &lt;b&gt;3&lt;/b&gt; orphan records?" in html  # escaped
     assert f"run-8842 stopped (medium, uncertain): {valid_packet()['blocked_on']}" in html
-    assert "Recommended:</strong> Decide approve | deny" in html
+    assert "Recommended:</strong> Choose approve | deny" in html
     links = dict(re.findall(r'<a href="(/a/[^"]+)">([^<]+)</a>', html))
     assert sorted(links.values()) == ["approve", "deny"]
     # A link opens the confirm page that every answer link has; nothing is decided by a GET

@@ -32,7 +32,7 @@ def test_a_plain_case_is_summarised_and_names_its_answers_without_picking_one() 
     assert all(len(text) <= 200 for text in advice.values())
     assert advice["summary"].startswith(f"{packet['run_id']} stopped (medium, uncertain): xxx")
     assert advice["summary"].endswith("…")
-    assert advice["recommended_action"].startswith("Decide approve | deny: ")
+    assert advice["recommended_action"].startswith("Choose approve | deny: ")
 
 
 def test_a_pipeline_case_shows_its_own_advisory() -> None:

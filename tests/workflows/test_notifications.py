@@ -407,3 +407,28 @@ def test_a_line_break_in_run_id_or_label_still_gives_a_five_line_headline(
     case = make_case(packet, options=tuple(Option(label, label) for label in labels))
     assert len("\n".join(headline(case, case.options, at=AT)).splitlines()) == 5
     assert render(case).body.splitlines()[4].startswith("Choices: ")
+
+
+# --- the advisory and the phone-sized form (SPEC §4) --------------------------------------------
+
+
+def test_every_notification_carries_the_advisory_and_a_phone_sized_form() -> None:
+    labels = [f"Create placeholder customers number {i}" for i in range(5)]
+    packet = {**valid_packet(), "requested_action": "Which of these? " + "Really. " * 30}
+    body = render(make_case(packet, options=parse_options(labels))).body.splitlines()
+    summary = next(line for line in body if line.startswith("Summary: "))
+    recommended = next(line for line in body if line.startswith("Recommended: "))
+    assert len(summary.removeprefix("Summary: ")) <= 200
+    assert len(recommended.removeprefix("Recommended: ")) <= 200
+    phone = body.index(next(line for line in body if line.startswith("On a phone: ")))
+    question = body[phone].removeprefix("On a phone: ")
+    assert len(question) <= 120 and question.startswith("Which of these? Really.")
+    answers = body[phone + 1].removeprefix("  Answers: ")
+    shown, more = answers.split(" (+")
+    assert [len(label) <= 24 for label in shown.split(" | ")] == [True, True, True]
+    assert more == "2 more below)"
+    # The default and when it applies: routed at AT, the medium tier times out 2 h later
+    assert (
+        body[phone + 2]
+        == "  If nobody answers at 2026-10-16T11:30+00:00, the default applies: queue."
+    )
