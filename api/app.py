@@ -17,6 +17,7 @@ from fastapi.responses import JSONResponse
 from sqlalchemy import text
 from sqlmodel import Session, col, select
 
+from api.admin_routes import admin_router
 from api.answer_routes import answer_router
 from api.auth import load_tokens, require
 from api.dashboard import dashboard_router
@@ -80,6 +81,7 @@ def create_app(settings: Settings, *, migrate: bool = True) -> FastAPI:
 
     app.include_router(answer_router(runtime))
     app.include_router(pipeline_router(runtime, public_url=settings.resolved_public_url))
+    app.include_router(admin_router(runtime))
     secure = settings.resolved_public_url.startswith("https://")
     app.include_router(dashboard_router(runtime, app.state.tokens, secure=secure))
 

@@ -1,4 +1,4 @@
-"""`escalate reply|list|show`: answer, list and read cases on a running service."""
+"""`escalate reply|list|show|stats|retry`: answer, read and recover cases on a running service."""
 
 from __future__ import annotations
 
@@ -96,3 +96,21 @@ def show(
             f"decision: {d['option']} by {d['decided_by']}"
             f"{' (default)' if d['is_default'] else ''}; outcome {case.get('outcome')}"
         )
+
+
+def stats() -> None:
+    """Cases by state, the oldest open one, parked (dead_letter) cases, deliveries by state.
+
+    Exit 0, or 1 when a case is parked: a monitor can run it as a check.
+    """
+    client = make_client()
+    counts = call(client.stats)
+    typer.echo(json.dumps(counts, indent=2))
+    raise typer.Exit(1 if counts["dead_letter"] else 0)
+
+
+def retry(escalation_id: Annotated[str, typer.Argument(help="A dead_letter escalation.")]) -> None:
+    """Send a parked (dead_letter) case back to the stage it failed in, once its cause is fixed."""
+    client = make_client()
+    result = call(lambda: client.retry(escalation_id))
+    typer.echo(f"{escalation_id} is back in {result['state']}; the stage runs now")

@@ -56,6 +56,8 @@ def _mount_subcommands() -> None:
     app.command()(cases_cli.reply)
     app.command("list")(cases_cli.list_)
     app.command()(cases_cli.show)
+    app.command()(cases_cli.stats)
+    app.command()(cases_cli.retry)
     app.command("wait")(wait_cli.wait_)
     app.command("telegram-poll")(service_cli.telegram_poll)
     app.command()(service_cli.inbox)

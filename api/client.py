@@ -48,6 +48,16 @@ class Escalations:
         result: dict[str, Any] = self._call("GET", f"/v1/escalations/{escalation_id}")
         return result
 
+    def stats(self) -> dict[str, Any]:
+        """Cases by state, the oldest open one, parked cases, deliveries by state."""
+        result: dict[str, Any] = self._call("GET", "/v1/stats")
+        return result
+
+    def retry(self, escalation_id: str) -> dict[str, Any]:
+        """Send a dead_letter case back to the stage it failed in (operator token)."""
+        result: dict[str, Any] = self._call("POST", f"/v1/escalations/{escalation_id}/retry")
+        return result
+
     def raise_pipeline(self, state_dir: str, **options: Any) -> dict[str, Any]:
         """File a pipeline's escalation from its state folder on the service's disk (SPEC §6)."""
         body = {"state_dir": state_dir, **{k: v for k, v in options.items() if v is not None}}

@@ -28,7 +28,7 @@ from workflows.stage_results import (
     Outbound,
     StageResult,
 )
-from workflows.states import State, check_transition
+from workflows.states import RETRYABLE, State, TransitionRefused, check_transition
 
 # The values live in stage_results, routing in routing, closing in closing and the
 # delivery-failure packet in delivery_failure; callers keep importing every stage name here.
@@ -53,6 +53,7 @@ __all__ = [
     "follow_up",
     "recheck",
     "record_snapshot",
+    "retry_dead_letter",
     "route_case",
     "route_facts",
 ]
@@ -114,4 +115,17 @@ def decide(
         updates={"decided_at": now},
         decision=decision,
         next_stage=CLOSE,
+    )
+
+
+def retry_dead_letter(case: Case, stuck_in: State, *, by: str, now: datetime) -> StageResult:
+    """A person sends a dead-lettered case back to the stage it failed in, attempts reset."""
+    if case.state is not State.DEAD_LETTER:
+        raise TransitionRefused(f"only a dead_letter case can be retried; this one is {case.state}")
+    if stuck_in not in RETRYABLE:
+        raise TransitionRefused(f"a case stuck in {stuck_in} cannot be retried")
+    return StageResult(
+        state=stuck_in,
+        events=(EventSpec("retried", {"into": stuck_in.value, "by": by}),),
+        next_action_at=now,  # due at once: a waiting case's deadline had passed already
     )

@@ -29,6 +29,11 @@ TRANSITIONS: dict[State, frozenset[State]] = {
     State.DEAD_LETTER: frozenset(),
 }
 
+# Where a person may send a dead-lettered case back to, once its cause is fixed: the state
+# it was stuck in. Outside TRANSITIONS because dead_letter stays terminal for every waiter.
+RETRYABLE = frozenset(
+    {State.RECEIVED, State.SNAPSHOTTED, State.AWAITING, State.FOLLOWED_UP, State.DECIDED}
+)
 # A deciding reply is accepted once the case is routed (it has a snapshot to recheck).
 OPEN_FOR_DECISION = frozenset({State.AWAITING, State.FOLLOWED_UP})
 TERMINAL = frozenset(state for state, targets in TRANSITIONS.items() if not targets)
