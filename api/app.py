@@ -82,8 +82,8 @@ def create_app(settings: Settings, *, migrate: bool = True) -> FastAPI:
     app.include_router(answer_router(runtime))
     app.include_router(pipeline_router(runtime, public_url=settings.resolved_public_url))
     app.include_router(admin_router(runtime))
-    secure = settings.resolved_public_url.startswith("https://")
-    app.include_router(dashboard_router(runtime, app.state.tokens, secure=secure))
+    public_url = settings.resolved_public_url
+    app.include_router(dashboard_router(runtime, app.state.tokens, public_url=public_url))
 
     @app.get("/healthz")
     def healthz(db: Db) -> dict[str, Any]:

@@ -7,20 +7,23 @@ import hmac
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Annotated, Any
+from urllib.parse import urlsplit
 
-from fastapi import APIRouter, Cookie, Form
+from fastapi import APIRouter, Cookie, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from itsdangerous import BadSignature, URLSafeTimedSerializer
 from sqlmodel import Session, col, select
 
 from api.answer_routes import TEMPLATES
 from api.auth import role_of
-from models.design import Design, parse_design
+from models.design import Design, DesignError, parse_design
 from models.store import as_utc, case_of, decision_json, decision_of, iso
 from models.tables import Escalation, Event, Reply
 from workers.answering import sign_link
+from workers.recovery import retry
 from workers.runtime import Runtime
 from workflows.advisory import advisory, prompt_form
+from workflows.errors import Conflict, NotFound
 from workflows.stages import route_facts
 from workflows.states import TERMINAL, State
 
@@ -97,7 +100,10 @@ def _card(row: Escalation, *, key: str, role: str) -> dict[str, Any]:
     }
     if not row.design or not row.packet:  # refused: nothing was routed, nothing to answer
         return card
-    design = _design(row)
+    try:
+        design = _design(row)
+    except DesignError as broken:  # a parked case may be parked for exactly this: show it
+        return {**card, "problems": [*card["problems"], str(broken)]}
     facts = route_facts(design, case)
     routed = as_utc(row.routed_at)
     form = prompt_form(
@@ -120,8 +126,15 @@ def _card(row: Escalation, *, key: str, role: str) -> dict[str, Any]:
     return card
 
 
-def dashboard_router(runtime: Runtime, tokens: Mapping[str, str], *, secure: bool) -> APIRouter:
+def _origin(url: str) -> str:
+    """scheme://host[:port] of a URL, as a browser's Origin header spells it."""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def dashboard_router(runtime: Runtime, tokens: Mapping[str, str], *, public_url: str) -> APIRouter:
     router = APIRouter(include_in_schema=False)
+    secure = public_url.startswith("https://")
     sessions = Sessions(runtime.answer_key, tokens)
 
     def page(template: str, status: int = 200, **values: Any) -> HTMLResponse:
@@ -160,13 +173,19 @@ def dashboard_router(runtime: Runtime, tokens: Mapping[str, str], *, secure: boo
         if role is None:
             return RedirectResponse("/dashboard/login", status_code=303)
         terminal = [state.value for state in TERMINAL]
+        ended = [State.CLOSED.value, State.REFUSED.value]
         with Session(runtime.engine) as db:
             open_rows = db.exec(
                 select(Escalation).where(col(Escalation.state).not_in(terminal))
             ).all()
+            parked_rows = db.exec(
+                select(Escalation)
+                .where(Escalation.state == State.DEAD_LETTER.value)
+                .order_by(col(Escalation.updated_at).desc())
+            ).all()
             closed_rows = db.exec(
                 select(Escalation)
-                .where(col(Escalation.state).in_(terminal))
+                .where(col(Escalation.state).in_(ended))
                 .order_by(col(Escalation.closed_at).desc())
                 .limit(RECENT)
             ).all()
@@ -179,9 +198,29 @@ def dashboard_router(runtime: Runtime, tokens: Mapping[str, str], *, secure: boo
             "dashboard.html",
             role=role,
             open_cards=[_card(r, key=key, role=role) for r in open_rows],
+            parked_cards=[_card(r, key=key, role=role) for r in parked_rows],
             closed_cards=[_card(r, key=key, role=role) for r in closed_rows],
             now=datetime.now(UTC).isoformat(timespec="seconds"),
         )
+
+    @router.post("/dashboard/cases/{escalation_id}/retry")
+    def retry_parked(
+        escalation_id: str,
+        request: Request,
+        escalate_dashboard: Annotated[str | None, Cookie()] = None,
+    ) -> Response:
+        """A parked case back to work. The cookie is SameSite=Strict, and a cross-site
+        Origin is refused as well, so another site cannot make a signed-in browser post."""
+        role = signed_in(escalate_dashboard)
+        origin = request.headers.get("origin")
+        ours = {str(request.base_url).rstrip("/"), _origin(public_url)}
+        if role is None or (origin and origin not in ours):
+            return page("dashboard_case.html", 403, missing=escalation_id, role=role)
+        try:
+            retry(runtime, escalation_id, by=f"dashboard:{role}")
+        except (Conflict, NotFound) as refused:
+            return page("dashboard_case.html", 409, problem=str(refused), role=role)
+        return RedirectResponse(f"/dashboard/cases/{escalation_id}", status_code=303)
 
     @router.get("/dashboard/cases/{escalation_id}")
     def case_page(
