@@ -16,6 +16,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from api.auth import require
 from models.db import transaction
+from models.store import case_of
 from models.tables import Escalation
 from workers.answering import LinkRefused, read_link
 from workers.answers import answer
@@ -133,12 +134,14 @@ def answer_router(runtime: Runtime) -> APIRouter:
         with transaction(runtime.engine) as session:
             row = session.get(Escalation, claim.escalation_id)
             question = (row.packet or {}).get("requested_action") if row else None
+            options = {o.label: o.description for o in case_of(row).options} if row else {}
         return page(
             200,
             "Confirm your answer",
             f"Answer this case with “{claim.option}”?",
             question=question,
             option=claim.option,
+            description=options.get(claim.option),
             confirm=True,
             case_id=claim.escalation_id,
         )

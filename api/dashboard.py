@@ -7,7 +7,7 @@ import hmac
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Annotated, Any
-from urllib.parse import urlsplit
+from urllib.parse import urlencode, urlsplit
 
 from fastapi import APIRouter, Cookie, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
@@ -19,7 +19,8 @@ from api.auth import role_of
 from models.design import Design, DesignError, parse_design
 from models.store import as_utc, case_of, decision_json, decision_of, iso
 from models.tables import Escalation, Event, Reply
-from workers.answering import sign_link
+from workers.answers import answer
+from workers.inbound.dispatch import status_of
 from workers.recovery import retry
 from workers.runtime import Runtime
 from workflows.advisory import advisory, prompt_form
@@ -83,7 +84,7 @@ def _design(row: Escalation) -> Design:
     return _DESIGNS[row.design_hash]
 
 
-def _card(row: Escalation, *, key: str, role: str) -> dict[str, Any]:
+def _card(row: Escalation) -> dict[str, Any]:
     """What one case shows: advisory, prompt form with answer links, deadline, decision."""
     case = case_of(row)
     card: dict[str, Any] = {
@@ -111,10 +112,9 @@ def _card(row: Escalation, *, key: str, role: str) -> dict[str, Any]:
         timeout_action=facts.timeout_action,
         deadline=routed + facts.timeout if routed else None,
     )
-    via = f"dashboard ({role})"
 
-    def link(label: str) -> str:
-        return f"/a/{sign_link(key, row.id, label, via)}"
+    def link(label: str) -> str:  # a confirm page behind the session, not a bearer link
+        return f"/dashboard/cases/{row.id}/answer?{urlencode({'option': label})}"
 
     card.update(
         advisory=advisory(case),
@@ -193,15 +193,69 @@ def dashboard_router(runtime: Runtime, tokens: Mapping[str, str], *, public_url:
             open_rows,
             key=lambda r: (SEVERITY_RANK.get(r.severity, 9), as_utc(r.created_at) or _EPOCH),
         )
-        key = runtime.answer_key
         return page(
             "dashboard.html",
             role=role,
-            open_cards=[_card(r, key=key, role=role) for r in open_rows],
-            parked_cards=[_card(r, key=key, role=role) for r in parked_rows],
-            closed_cards=[_card(r, key=key, role=role) for r in closed_rows],
+            open_cards=[_card(r) for r in open_rows],
+            parked_cards=[_card(r) for r in parked_rows],
+            closed_cards=[_card(r) for r in closed_rows],
             now=datetime.now(UTC).isoformat(timespec="seconds"),
         )
+
+    def allowed(request: Request, cookie: str | None) -> str | None:
+        """Who is signed in, when the request comes from this site (or names no origin)."""
+        who = signed_in(cookie)
+        origin = request.headers.get("origin")
+        ours = {str(request.base_url).rstrip("/"), _origin(public_url)}
+        return None if who is None or (origin and origin not in ours) else who
+
+    @router.get("/dashboard/cases/{escalation_id}/answer")
+    def confirm_answer(
+        escalation_id: str,
+        option: str,
+        escalate_dashboard: Annotated[str | None, Cookie()] = None,
+    ) -> Response:
+        """Every answer is confirmed first; a destructive one shows its warning here."""
+        if signed_in(escalate_dashboard) is None:
+            return RedirectResponse("/dashboard/login", status_code=303)
+        with Session(runtime.engine) as db:
+            row = db.get(Escalation, escalation_id)
+        if row is None:
+            return page("answer.html", 404, title="No such case", message=escalation_id)
+        described = {o.label: o for o in case_of(row).options}.get(option)
+        return page(
+            "answer.html",
+            title="Confirm your answer",
+            message=f"Answer this case with “{option}”?",
+            question=(row.packet or {}).get("requested_action"),
+            description=described.description if described else None,
+            option=option,
+            confirm=True,
+            case_id=escalation_id,
+        )
+
+    @router.post("/dashboard/cases/{escalation_id}/answer")
+    def post_answer(
+        escalation_id: str,
+        option: str,
+        request: Request,
+        escalate_dashboard: Annotated[str | None, Cookie()] = None,
+    ) -> Response:
+        who = allowed(request, escalate_dashboard)
+        if who is None:
+            return page("answer.html", 403, title="Not decided", message="Sign in again.")
+        try:
+            result = answer(
+                runtime, escalation_id, option=option, responder=f"dashboard:{who}",
+                channel="dashboard",
+            )  # fmt: skip
+        except NotFound as missing:
+            return page("answer.html", 404, title="No such case", message=str(missing))
+        title = "Decided" if result.decided else "Not decided"
+        return page(
+            "answer.html", status_of(result), title=title, message=result.message,
+            case_id=escalation_id, back=f"/dashboard/cases/{escalation_id}",
+        )  # fmt: skip
 
     @router.post("/dashboard/cases/{escalation_id}/retry")
     def retry_parked(
@@ -211,10 +265,8 @@ def dashboard_router(runtime: Runtime, tokens: Mapping[str, str], *, public_url:
     ) -> Response:
         """A parked case back to work. The cookie is SameSite=Strict, and a cross-site
         Origin is refused as well, so another site cannot make a signed-in browser post."""
-        role = signed_in(escalate_dashboard)
-        origin = request.headers.get("origin")
-        ours = {str(request.base_url).rstrip("/"), _origin(public_url)}
-        if role is None or (origin and origin not in ours):
+        role = allowed(request, escalate_dashboard)
+        if role is None:
             return page("dashboard_case.html", 403, missing=escalation_id, role=role)
         try:
             retry(runtime, escalation_id, by=f"dashboard:{role}")
@@ -243,7 +295,7 @@ def dashboard_router(runtime: Runtime, tokens: Mapping[str, str], *, public_url:
         return page(
             "dashboard_case.html",
             role=role,
-            card=_card(row, key=runtime.answer_key, role=role),
+            card=_card(row),
             packet=row.packet or {},
             decision=decision_json(decision) if decision else None,
             events=[(iso(e.at), e.kind, e.detail) for e in events],

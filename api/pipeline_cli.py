@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-EXIT_COMMAND, EXIT_STOP, EXIT_TIMED_OUT = 0, 3, 4
+EXIT_COMMAND, EXIT_NO_COMMAND, EXIT_STOP, EXIT_TIMED_OUT = 0, 1, 3, 4
 
 pipeline_app = typer.Typer(
     name="pipeline",
@@ -30,7 +30,8 @@ def _absolute(path: str | None) -> str | None:
     "raise",
     epilog="Prints the case as JSON: id, offered commands, advisory, files read. With --wait, "
     "then prints the chosen command; exit 0 for a command to run, 3 for STOP, 4 timed out. "
-    "Exit 1 when the folder is refused (each problem on stderr) or the service is unreachable.",
+    "Exit 1 when the folder is refused (each problem on stderr), the service is unreachable, "
+    "or the case ended with no command (parked in dead_letter).",
 )
 def raise_command(
     state_dir: Annotated[
@@ -81,6 +82,9 @@ def _wait_for_command(client: Any, escalation_id: str, timeout: float | None) ->
         raise typer.Exit(EXIT_TIMED_OUT)
     command = (case.get("pipeline") or {}).get("command")
     typer.echo(json.dumps({"id": case["id"], "command": command, "decision": case["decision"]}))
+    if command is None:  # parked or refused: there is nothing to run, and exit 0 would say run
+        typer.echo(f"error: case {case['id']} ended {case['state']} with no command", err=True)
+        raise typer.Exit(EXIT_NO_COMMAND)
     raise typer.Exit(EXIT_STOP if command == "STOP" else EXIT_COMMAND)
 
 

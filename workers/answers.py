@@ -220,8 +220,7 @@ def _answer_locked(
         return Answer(row.id, "not_allowed", f"Not decided: {verdict.reason}.")
     if row.pipeline and (spent := charge_command(session, row, chosen.value, now=now)):
         keep("over_cap")
-        valid = _valid_answers(row)
-        return Answer(row.id, "over_cap", f"Not decided: {spent}. Reply with one of: {valid}.")
+        return Answer(row.id, "over_cap", f"Not decided: {spent}.")
     reply_id = keep("decided")
     result = stages.decide(case_of(row), chosen, responder=responder, channel=channel, now=now)
     apply_result(session, row, result, now=now, reply_id=reply_id)

@@ -18,6 +18,7 @@ from workers.answering import answer_links, reply_token
 from workers.inbound.ntfy import MAX_ACTIONS
 from workers.inbound.ntfy import answer_actions as answer_actions_header
 from workers.intake import accept
+from workers.local_files import refused_paths
 from workers.runtime import Runtime
 from workers.stage_runs import nudge
 from workers.unblock import unblock, write_command_file
@@ -91,6 +92,10 @@ def _send(app: Any, runtime: Runtime, delivery: Delivery) -> channels.SendOutcom
             secret=runtime.webhook_secret,
             timeout=settings.send_timeout,
         )
+    if delivery.channel == "file" and (
+        outside := refused_paths({"target": delivery.target}, settings.file_roots, prefix="")
+    ):  # checked again at write time: a folder swapped for a link since intake is refused
+        return channels.SendOutcome(channels.FAILED, outside[0][:500])
     if delivery.purpose == "command_file":  # a pipeline's orchestrator reads it (SPEC §6)
         try:
             write_command_file(Path(delivery.target), delivery.payload)
@@ -223,7 +228,13 @@ def _escalate_undelivered(
 ) -> None:
     """After the limit: a second packet citing the first, and the run's fallback file."""
     fallback = case.wake.get("fallback_file")
-    if isinstance(fallback, str):
+    if isinstance(fallback, str) and (
+        outside := refused_paths(
+            {"fallback_file": fallback}, runtime.settings.file_roots, prefix=""
+        )
+    ):
+        log.error("not writing the fallback file: %s", outside[0])
+    elif isinstance(fallback, str):
         try:
             Path(fallback).write_text(
                 render_blocked(case.packet, case.options, escalation_id=case.id), encoding="utf-8"

@@ -46,8 +46,14 @@ def accept(
     admission = admit(request, find_secrets=find_secrets)
     problems = list(admission.problems)
     if admission.accepted:  # only an admitted wake has its fields checked for shape
+        roots = runtime.settings.file_roots
         files = {key: admission.wake.get(key) for key in WRITTEN_FILES}
-        problems += refused_paths(files, runtime.settings.file_roots, prefix="wake.")
+        problems += refused_paths(files, roots, prefix="wake.")
+        # The recheck reads this file or runs git in this folder: the same bounds apply.
+        fingerprint = admission.snapshot.get("fingerprint") or {}
+        problems += refused_paths(
+            {"path": fingerprint.get("path")}, roots, prefix="snapshot.fingerprint."
+        )
     if problems:
         if record_refusal:
             _record_refusal(runtime, request, problems, now=now)

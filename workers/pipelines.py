@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -14,7 +16,7 @@ from models.db import transaction
 from models.store import lock_pipeline_phase
 from models.tables import Escalation, PipelinePhase
 from workers.intake import Accepted, accept
-from workers.local_files import refused_paths
+from workers.local_files import WRITTEN_FILES, outside_roots, refused_paths
 from workers.runtime import Runtime
 from workers.unblock import write_atomically
 from workflows.errors import PacketRefused
@@ -24,6 +26,7 @@ from workflows.pipeline import (
     advisory,
     charge,
     escalation_request,
+    executable,
     offer,
     redacted,
 )
@@ -38,6 +41,7 @@ from workflows.pipeline_state import (
 from workflows.secrets import find_secrets, scan_text
 
 SUMMARY_FILE = "escalation_summary.json"
+ID_LIMIT = 200  # pipeline_id and phase key the counters (varchar 200)
 DEFAULT_RECIPIENT = "pipeline operator"
 
 
@@ -49,10 +53,14 @@ class PipelineAccepted:
     pipeline: dict[str, Any]
 
 
-def read_state_dir(state_dir: Path) -> dict[str, FileReading]:
-    """Each state file read once: its object, absent, or malformed (unreadable counts too)."""
+def read_state_dir(state_dir: Path, roots: Sequence[Path] = ()) -> dict[str, FileReading]:
+    """Each state file read once: its object, absent, or malformed (unreadable counts too,
+    and so does a link that leads outside ESCALATE_FILES_ROOT, which is not followed)."""
     readings = {}
     for name in STATE_FILES:
+        if outside_roots(str(state_dir / name), roots):
+            readings[name] = FileReading(name, MALFORMED, error="outside ESCALATE_FILES_ROOT")
+            continue
         try:
             raw: bytes | None = (state_dir / name).read_bytes()
         except FileNotFoundError:
@@ -78,17 +86,29 @@ def raise_pipeline(
     names every problem when the folder cannot carry an escalation."""
     if not state_dir.is_absolute():
         raise PacketRefused([f"state_dir: must be an absolute path, not {str(state_dir)!r}"])
-    paths = {"state_dir": str(state_dir), "command_file": command_file}
-    outside = refused_paths(paths, runtime.settings.file_roots, prefix="")
-    if outside:  # checked before anything is read there or written
+    roots = runtime.settings.file_roots
+    wake = {**(wake or {}), **({"command_file": command_file} if command_file else {})}
+    # Every path checked before anything is read there or written, the summary included.
+    outside = refused_paths({"state_dir": str(state_dir)}, roots, prefix="")
+    outside += refused_paths({k: wake.get(k) for k in WRITTEN_FILES}, roots, prefix="wake.")
+    if outside:
         raise PacketRefused(outside)
     if not state_dir.is_dir():
         raise PacketRefused([f"state_dir: {state_dir} is not a folder this service can read"])
-    readings = read_state_dir(state_dir)
+    # One folder, one set of counters, however its path is spelled ('..', links).
+    state_dir = Path(os.path.realpath(state_dir))
+    readings = read_state_dir(state_dir, roots)
     try:
         state = interpret(readings, pipeline_id=pipeline_id, default_pipeline=str(state_dir))
     except PipelineStateError as exc:
         raise PacketRefused([f"{p} (state_dir {state_dir})" for p in exc.problems]) from exc
+    too_long = [
+        f"{name}: at most {ID_LIMIT} characters, not {len(value)}"
+        for name, value in (("pipeline_id", state.pipeline_id), ("phase", state.phase))
+        if len(value) > ID_LIMIT
+    ]
+    if too_long:
+        raise PacketRefused(too_long)
     state = redacted(state, scan_text)
     now = datetime.now(UTC)
     with transaction(runtime.engine) as session:
@@ -111,19 +131,15 @@ def raise_pipeline(
         number=number,
         severity=severity,
         recipient=recipient or DEFAULT_RECIPIENT,
-        wake={**(wake or {}), **({"command_file": command_file} if command_file else {})},
+        wake=wake,
     )
     admission = admit(request, find_secrets=find_secrets)
     if not admission.accepted:
         raise PacketRefused(list(admission.problems))
     summary_path = state_dir / SUMMARY_FILE
     # Before the case exists, so before any notification: a dashboard never lags the phone.
-    write_atomically(
-        summary_path,
-        json.dumps({**advice, "offered": list(chosen.offered), "at": now.isoformat()}, indent=2)
-        + "\n",
-    )
-    record = {
+    _write_summary(summary_path, advice, chosen.offered, now)
+    record: dict[str, Any] = {
         "pipeline_id": state.pipeline_id,
         "phase": state.phase,
         "phase_title": state.phase_title,
@@ -141,11 +157,23 @@ def raise_pipeline(
         "notes": list(state.notes),
     }
     accepted = accept(runtime, request, pipeline=record)
-    if accepted.joined:  # the open case keeps the offer it was sent with
+    if accepted.joined:  # the open case keeps the offer it was sent with, and so does the file
         with transaction(runtime.engine) as session:
             row = session.get(Escalation, accepted.id)
             record = dict(row.pipeline or {}) if row is not None else record
+        _write_summary(summary_path, record["advisory"], record["offered"], now)
     return PipelineAccepted(accepted, record)
+
+
+def _write_summary(
+    path: Path, advice: Mapping[str, str], offered: Sequence[str], at: datetime
+) -> None:
+    """escalation_summary.json, whole or not at all; a refusal names it when it cannot be."""
+    body = {**advice, "offered": list(offered), "at": at.isoformat()}
+    try:
+        write_atomically(path, json.dumps(body, indent=2) + "\n")
+    except OSError as exc:
+        raise PacketRefused([f"{SUMMARY_FILE}: cannot write {path}: {exc.strerror}"]) from None
 
 
 def phase_counters(runtime: Runtime, pipeline_id: str, phase: str) -> dict[str, Any]:
@@ -174,11 +202,13 @@ def charge_command(session: Session, row: Escalation, command: str, *, now: date
     """
     pipeline = row.pipeline or {}
     phase = lock_pipeline_phase(session, pipeline["pipeline_id"], pipeline["phase"], now=now)
-    after = charge(Counters(phase.resets, phase.nuclear), command)
+    counters = Counters(phase.resets, phase.nuclear)
+    after = charge(counters, command)
     if after is None:
+        still = ", ".join(executable(counters, pipeline.get("offered", []))) or "(none)"
         return (
-            f"{command} cannot run: phase {pipeline['phase']} has used "
-            f"{phase.resets} resets and {phase.nuclear} nuclear resets"
+            f"{command} cannot run: phase {pipeline['phase']} has used {phase.resets} resets "
+            f"and {phase.nuclear} nuclear resets. Reply with one of: {still}"
         )
     phase.resets, phase.nuclear, phase.updated_at = after.resets, after.nuclear, now
     session.add(phase)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -99,7 +99,14 @@ def charge(counters: Counters, command: str) -> Counters | None:
         if counters.resets < RESET_CAP or counters.nuclear >= NUCLEAR_CAP:
             return None
         return Counters(counters.resets, counters.nuclear + 1)
+    if command == "SKIP" and counters.resets >= RESET_CAP:
+        return None  # past the cap only PROCEED and STOP (and a nuclear reset) execute
     return counters
+
+
+def executable(counters: Counters, offered: Sequence[str]) -> list[str]:
+    """Of the commands a case offered, those its phase's counters still allow now."""
+    return [command for command in offered if charge(counters, command) is not None]
 
 
 def _where(state: PipelineState) -> str:
@@ -235,7 +242,16 @@ def escalation_request(
         # The recheck before the orchestrator acts: did the pipeline's state move meanwhile?
         "snapshot": {
             "verified": f"{REQUIRED_FILE} read when the escalation was raised",
-            "fingerprint": {"kind": "file", "path": f"{state_dir}/{REQUIRED_FILE}"},
+            "fingerprint": {
+                "kind": "file",
+                "path": f"{state_dir}/{REQUIRED_FILE}",
+                # The bytes the offer was made from, not a second read that may be newer.
+                **(
+                    {"value": read.digest}
+                    if (read := state.files.get(REQUIRED_FILE)) and read.digest
+                    else {}
+                ),
+            },
         },
     }
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -28,6 +29,7 @@ class FileReading:
     status: str
     data: Mapping[str, Any] = field(default_factory=dict)
     error: str | None = None
+    digest: str | None = None  # sha256 of the bytes read: the baseline the recheck compares
 
     def to_json(self) -> dict[str, Any]:
         return {"status": self.status, **({"error": self.error} if self.error else {})}
@@ -37,6 +39,7 @@ def read_state_file(name: str, raw: bytes | None) -> FileReading:
     """Decode one file's bytes (None when it does not exist) as a JSON object."""
     if raw is None:
         return FileReading(name, ABSENT)
+    digest = "sha256:" + hashlib.sha256(raw).hexdigest()  # as workers/probes.py hashes files
     try:
         data = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
@@ -47,7 +50,7 @@ def read_state_file(name: str, raw: bytes | None) -> FileReading:
         return FileReading(name, MALFORMED, error=f"not JSON: {exc.msg} (line {exc.lineno})")
     if not isinstance(data, dict):
         return FileReading(name, MALFORMED, error=f"must hold a JSON object, not {_kind(data)}")
-    return FileReading(name, READ, data)
+    return FileReading(name, READ, data, digest=digest)
 
 
 class PipelineStateError(ValueError):
@@ -99,12 +102,40 @@ def _text(*sources: tuple[Mapping[str, Any], tuple[str, ...]]) -> str:
     return ""
 
 
+def _whole(value: object) -> int | None:
+    """A count as orchestrators write it: 3, 3.0 or "3"; None when it is not one."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        number = value
+    elif isinstance(value, float) and value.is_integer():
+        number = int(value)
+    elif isinstance(value, str) and value.strip().isdigit():
+        number = int(value.strip())
+    else:
+        return None
+    return number if number >= 0 else None
+
+
 def _count(data: Mapping[str, Any], key: str, notes: list[str]) -> int:
-    value = data.get(key, 0)
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-        return value
-    notes.append(f"{REQUIRED_FILE}: {key} must be a whole number ≥ 0, not {value!r}; ignored")
-    return 0
+    """A retry counter: shown to the operator, so an unusable one is noted and left out."""
+    number = _whole(data.get(key, 0))
+    if number is None:  # the value itself is never repeated: it may be anything, a secret too
+        notes.append(f"{REQUIRED_FILE}: {key} is {_kind(data.get(key))}, not a count; left out")
+        return 0
+    return number
+
+
+def _cap_count(data: Mapping[str, Any], key: str) -> int:
+    """A counter a cap depends on: one the service cannot read refuses the escalation,
+    because reading it as 0 would offer resets the pipeline may have spent."""
+    value = data.get(key)
+    number = 0 if value is None else _whole(value)
+    if number is None:
+        raise PipelineStateError(
+            [f"{REQUIRED_FILE}: {key} must be a whole number ≥ 0, not {_kind(value)}"]
+        )
+    return number
 
 
 def _lines(value: object) -> tuple[str, ...]:
@@ -191,8 +222,8 @@ def interpret(
         ),
         gate_errors=_lines(failure.get("gate_errors", state.get("gate_errors"))),
         retries={k: v for k, v in retries.items() if v},
-        resets=_count(state, "escalation_resets", notes),
-        nuclear=_count(state, "nuclear_resets", notes),
+        resets=_cap_count(state, "escalation_resets"),
+        nuclear=_cap_count(state, "nuclear_resets"),
         completed=_lines(current.get("completed")),
         files=dict(readings),
         notes=tuple(notes),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from html import unescape as html_unescape
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from models.settings import Settings
 from workflows.examples import valid_packet
 
 AGENT = {"Authorization": "Bearer agent-t"}
+ANSWER_LINK = r'<a href="(/dashboard/cases/[0-9a-f]+/answer\?option=[^"]+)">([^<]+)</a>'
 
 
 def raise_(client: TestClient, **changes: Any) -> str:
@@ -57,12 +59,17 @@ def test_open_cases_show_as_cards_with_the_advisory_and_an_answer_link_each(
     assert "Decision needed: Drop the &lt;b&gt;3&lt;/b&gt; orphan records?" in html  # escaped
     assert f"run-8842 stopped (medium, uncertain): {valid_packet()['blocked_on']}" in html
     assert "Recommended:</strong> Choose approve | deny" in html
-    links = dict(re.findall(r'<a href="(/a/[^"]+)">([^<]+)</a>', html))
+    links = {html_unescape(h): t for h, t in re.findall(ANSWER_LINK, html)}
     assert sorted(links.values()) == ["approve", "deny"]
-    # A link opens the confirm page that every answer link has; nothing is decided by a GET
+    # A button opens a confirm page; nothing is decided by a GET, and nothing once signed out
     link = next(href for href, label in links.items() if label == "approve")
     confirm = api_client.get(link)
     assert confirm.status_code == 200 and "Answer “approve”" in confirm.text
+    assert api_client.post(link, headers={"Origin": "https://evil.example"}).status_code == 403
+    api_client.post("/dashboard/logout")
+    assert api_client.get(link, follow_redirects=False).headers["location"] == "/dashboard/login"
+    assert api_client.post(link).status_code == 403
+    sign_in(api_client)
     case = api_client.get(f"/dashboard/cases/{escalation_id}")
     assert case.status_code == 200
     assert "accepted" in case.text and valid_packet()["task_summary"] in case.text
@@ -74,7 +81,7 @@ def test_a_refused_packet_shows_with_its_problems_and_no_answers(api_client: Tes
         api_client.post("/v1/escalations", headers=AGENT, json={"packet": bad}).status_code == 422
     )
     sign_in(api_client)
-    assert "/a/" not in api_client.get("/dashboard").text
+    assert "/answer?" not in api_client.get("/dashboard").text
     assert api_client.get("/dashboard/cases/nope").status_code == 404
 
 
@@ -91,8 +98,14 @@ def test_a_pipeline_card_leads_with_the_recommended_command_and_says_the_caps(
     sign_in(api_client)
     html = api_client.get("/dashboard").text
     assert "Reset cap reached (3 of 3 used): only PROCEED and STOP execute" in html
-    buttons = re.findall(r'<a href="/a/[^"]+">([^<]+)</a>', html)
+    buttons = [label for _href, label in re.findall(ANSWER_LINK, html)]
     assert buttons == ["STOP", "PROCEED", "NUCLEAR_RESET"]
+    # The destructive one carries its warning on the card and on its confirm page
+    warning = "Last resort — the same failure can recur if the underlying problem isn&#39;t"
+    warning += " addressed."
+    assert f"NUCLEAR_RESET: Restart the phase from scratch. {warning}" in html
+    nuclear = html_unescape(re.findall(ANSWER_LINK, html)[2][0])
+    assert warning in api_client.get(nuclear).text
 
 
 def test_a_token_taken_out_of_the_configuration_ends_its_sessions(

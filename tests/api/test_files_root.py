@@ -78,3 +78,39 @@ def test_without_a_root_any_absolute_path_is_accepted(
     api_client: TestClient, tmp_path: Path
 ) -> None:
     assert raise_with(api_client, "free", blocked_file=str(tmp_path / "BLOCKED.md"))[0] == 201
+
+
+def test_nothing_outside_the_root_is_read_through_a_link_or_probed(
+    client: TestClient, runs: Path, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "phase_state.json").write_text(json.dumps({"phase": 9, "pipeline_id": "leak"}))
+    folder = runs / "linked"
+    folder.mkdir()
+    (folder / "phase_state.json").symlink_to(outside / "phase_state.json")
+    linked = client.post(
+        "/v1/pipelines/escalations", headers=AGENT, json={"state_dir": str(folder)}
+    )
+    assert linked.status_code == 422
+    assert "phase_state.json: outside ESCALATE_FILES_ROOT" in linked.text
+    # A fingerprint the recheck would read (or run git in) is bounded the same way
+    body = {
+        "packet": {**valid_packet(), "packet_id": "fp"},
+        "snapshot": {"fingerprint": {"kind": "git", "path": "/"}},
+    }
+    probed = client.post("/v1/escalations", headers=AGENT, json=body)
+    assert probed.status_code == 422
+    assert "snapshot.fingerprint.path: / is outside ESCALATE_FILES_ROOT" in probed.text
+
+
+def test_a_pipeline_whose_wake_file_is_refused_writes_no_summary(
+    client: TestClient, runs: Path, tmp_path: Path
+) -> None:
+    folder = runs / "p2"
+    folder.mkdir()
+    (folder / "phase_state.json").write_text(json.dumps({"phase": 1}))
+    body = {"state_dir": str(folder), "wake": {"fallback_file": str(tmp_path / "BLOCKED.md")}}
+    response = client.post("/v1/pipelines/escalations", headers=AGENT, json=body)
+    assert response.status_code == 422 and "wake.fallback_file" in response.text
+    assert not (folder / "escalation_summary.json").exists()

@@ -99,3 +99,52 @@ def test_an_unknown_field_or_a_missing_token_is_refused(
     anonymous = api_client.post("/v1/pipelines/escalations", json={"state_dir": str(folder)})
     assert anonymous.status_code == 401
     assert not (folder / "escalation_summary.json").exists()
+
+
+def post(api_client: TestClient, **body: Any) -> Any:
+    return api_client.post("/v1/pipelines/escalations", headers=AGENT, json=body)
+
+
+def test_one_folder_has_one_set_of_counters_however_its_path_is_spelled(
+    api_client: TestClient, tmp_path: Path
+) -> None:
+    folder = folder_with(tmp_path, 3, 0)
+    (tmp_path / "alias").symlink_to(folder)
+    spellings = [folder, tmp_path / "x" / ".." / folder.name, tmp_path / "alias"]
+    (tmp_path / "x").mkdir()
+    made = [post(api_client, state_dir=str(path)).json() for path in spellings]
+    assert {case["pipeline_id"] for case in made} == {str(folder.resolve())}
+    assert len({case["id"] for case in made}) == 1  # the same open question: joined
+
+
+def test_ids_longer_than_the_counters_hold_are_refused_by_name(
+    api_client: TestClient, tmp_path: Path
+) -> None:
+    folder = folder_with(tmp_path, 0, 0)
+    response = post(api_client, state_dir=str(folder), pipeline_id="p" * 201)
+    assert response.status_code == 422
+    assert response.json()["errors"] == ["pipeline_id: at most 200 characters, not 201"]
+
+
+def test_a_summary_that_cannot_be_written_refuses_by_name(
+    api_client: TestClient, tmp_path: Path
+) -> None:
+    folder = folder_with(tmp_path, 0, 0)
+    (folder / "escalation_summary.json").mkdir()  # something in the file's place
+    response = post(api_client, state_dir=str(folder), pipeline_id="blocked")
+    assert response.status_code == 422
+    assert response.json()["errors"][0].startswith("escalation_summary.json: cannot write")
+
+
+def test_a_repeat_that_joins_keeps_the_summary_of_the_open_case(
+    api_client: TestClient, tmp_path: Path
+) -> None:
+    folder = folder_with(tmp_path, 1, 0)
+    first = post(api_client, state_dir=str(folder), pipeline_id="join").json()
+    # The orchestrator's file now claims the cap is spent; the open case still offers resets
+    folder_state = json.loads((folder / "phase_state.json").read_text())
+    (folder / "phase_state.json").write_text(json.dumps({**folder_state, "escalation_resets": 3}))
+    again = post(api_client, state_dir=str(folder), pipeline_id="join").json()
+    assert again["joined"] and again["id"] == first["id"]
+    summary = json.loads((folder / "escalation_summary.json").read_text())
+    assert summary["offered"] == first["offered"] == allowed(1, 0)

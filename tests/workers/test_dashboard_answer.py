@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from html import unescape
 
 import pytest
 from fastapi.testclient import TestClient
@@ -29,15 +30,16 @@ def test_an_operator_decides_from_the_dashboard(service: Harness, api: TestClien
     api.post("/dashboard/login", data={"token": "op-token", "name": "Ana  Lima\n"})
     html = api.get("/dashboard").text
     assert "Decision needed:" in html and "critical" in html
-    links = dict(re.findall(r'<a href="(/a/[^"]+)">([^<]+)</a>', html))
+    pattern = r'<a href="(/dashboard/cases/[0-9a-f]+/answer\?option=[^"]+)">([^<]+)</a>'
+    links = {unescape(href): label for href, label in re.findall(pattern, html)}
     approve = next(href for href, label in links.items() if label == "approve")
 
     decided = api.post(approve)
     assert decided.status_code == 200 and "Decided: approve." in decided.text
     service.in_state(case.id, "closed")
     [decision] = service.decisions(case.id)
-    assert decision.decided_by == "link via dashboard (operator/Ana Lima)"
+    assert (decision.decided_by, decision.channel) == ("dashboard:operator/Ana Lima", "dashboard")
     again = api.post(approve)
     assert again.status_code == 409 and "Already decided: approve" in again.text
     closed = api.get("/dashboard").text
-    assert "Recently closed" in closed and "/a/" not in closed.split("Recently closed")[1]
+    assert "Recently closed" in closed and "/answer?" not in closed.split("Recently closed")[1]

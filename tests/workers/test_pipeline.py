@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from collections.abc import Iterator
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -111,8 +111,9 @@ def test_a_pipeline_escalates_from_its_state_folder_and_its_command_is_recorded(
     assert summary["recommended_action"].startswith("RESET_EXECUTION:")
     assert all(len(summary[k]) <= 200 for k in ("summary", "recommended_action"))
     [accepted] = service.events(case["id"], "accepted")
-    written_at, accepted_at = datetime.fromisoformat(summary["at"]), as_utc(accepted.at)
-    assert accepted_at is not None and written_at <= accepted_at
+    written = (folder / "escalation_summary.json").stat().st_mtime_ns
+    accepted_at = as_utc(accepted.at)
+    assert accepted_at is not None and written <= accepted_at.timestamp() * 1e9
     service.sink.wait_for(lambda got: any("phase-4" in r.body["message"] for r in got))
     message = next(r.body["message"] for r in service.sink.posts("/oncall"))
     assert "Choices: RESET_EXECUTION | RESET_PHASE | RESET_REVIEWER | PROCEED | STOP" in message
@@ -173,7 +174,6 @@ def test_the_service_count_holds_the_cap_when_the_file_is_stale(
     assert counters(api)["nuclear"] == 1
 
 
-@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
 def test_a_reset_used_up_by_another_case_is_refused_at_decision_time(
     service: Harness, api: TestClient, tmp_path: Path
 ) -> None:
@@ -187,7 +187,35 @@ def test_a_reset_used_up_by_another_case_is_refused_at_decision_time(
     late = decide(service, second["id"], "RESET_REVIEWER")
     assert late.outcome == "over_cap"
     assert "phase 4 has used 3 resets" in late.message
+    assert late.message.endswith("Reply with one of: PROCEED, STOP.")  # only what runs now
+    skipped = decide(service, second["id"], "SKIP")  # typed, and past the cap since
+    assert skipped.outcome == "over_cap"
     assert decide(service, second["id"], "proceed").outcome == "decided"
+    assert counters(api)["resets"] == 3
+
+
+def test_simultaneous_resets_in_one_phase_never_pass_the_cap(
+    service: Harness, api: TestClient, tmp_path: Path
+) -> None:
+    cases = [
+        raise_from(api, state_folder(tmp_path, f"c{i}", phase_state=phase_state(2, reason=f"r{i}")))
+        for i in range(3)
+    ]
+    for case in cases:
+        service.in_state(case["id"], "awaiting", "followed_up")
+    barrier = threading.Barrier(len(cases))
+    outcomes: list[str] = []
+
+    def operator(escalation_id: str) -> None:
+        barrier.wait()
+        outcomes.append(decide(service, escalation_id, "RESET_PHASE", who="op").outcome)
+
+    threads = [threading.Thread(target=operator, args=(c["id"],)) for c in cases]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert sorted(outcomes) == ["decided", "over_cap", "over_cap"]
     assert counters(api)["resets"] == 3
 
 

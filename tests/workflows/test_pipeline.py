@@ -15,6 +15,7 @@ from workflows.pipeline import (
     advisory,
     charge,
     escalation_request,
+    executable,
     offer,
     redacted,
 )
@@ -71,7 +72,7 @@ def test_replies_execute_only_what_the_caps_allow(resets: int, nuclear: int) -> 
         assert decided(command) == (command if resets < 3 else None)
     # RESTART PHASE is RESET_PHASE's alias; SKIP counts only when typed, under the cap
     assert decided("restart phase") == ("RESET_PHASE" if resets < 3 else None)
-    assert decided("SKIP") == ("SKIP" if resets < 3 else None)
+    assert decided("SKIP") == ("SKIP" if resets < 3 else None)  # charge() holds it at decision
     assert decided("proceed") == "PROCEED" and decided("stop") == "STOP"
     nuclear_allowed = resets >= 3 and nuclear < 2
     assert decided("CONFIRM NUCLEAR_RESET") == ("NUCLEAR_RESET" if nuclear_allowed else None)
@@ -87,8 +88,12 @@ def test_charging_a_command_counts_it_once_and_never_past_a_cap(resets: int, nuc
         assert after == (Counters(resets + 1, nuclear) if resets < 3 else None)
     after = charge(counters, "NUCLEAR_RESET")
     assert after == (Counters(resets, nuclear + 1) if resets >= 3 and nuclear < 2 else None)
-    for command in ("PROCEED", "STOP", "SKIP"):
+    for command in ("PROCEED", "STOP"):
         assert charge(counters, command) == counters
+    # SKIP is typed, never offered, and past the cap it does not execute either
+    assert charge(counters, "SKIP") == (counters if resets < 3 else None)
+    offered = ("RESET_EXECUTION", "RESET_PHASE", "RESET_REVIEWER", "PROCEED", "STOP", "SKIP")
+    assert executable(counters, offered) == (list(offered) if resets < 3 else ["PROCEED", "STOP"])
 
 
 def test_a_stale_file_never_lowers_the_service_count() -> None:
@@ -155,18 +160,43 @@ def test_the_required_file_and_a_phase_are_needed(files: dict[str, Any], problem
     assert refused.value.problems[0].startswith(problem)
 
 
-def test_unusable_counters_are_reported_not_fatal() -> None:
+@pytest.mark.parametrize(
+    ("value", "kind"),
+    [("three", "text"), (-1, "a number"), (2.5, "a number"), (True, "true/false"), ([3], "a list")],
+)
+def test_a_cap_counter_the_service_cannot_read_refuses_by_name(value: object, kind: str) -> None:
+    # Read as 0 it would offer resets the pipeline may have spent; the value is never echoed
+    for key in ("escalation_resets", "nuclear_resets"):
+        with pytest.raises(PipelineStateError) as refused:
+            interpret(
+                readings(phase_state={"phase": 2, key: value}),
+                pipeline_id=None,
+                default_pipeline="/x",
+            )
+        assert refused.value.problems == [
+            f"phase_state.json: {key} must be a whole number ≥ 0, not {kind}"
+        ]
+
+
+@pytest.mark.parametrize("value", [3, 3.0, "3", " 3 "])
+def test_counts_are_read_as_orchestrators_write_them(value: object) -> None:
     state = interpret(
-        readings(phase_state={"phase": "2", "escalation_resets": "three", "nuclear_resets": -1}),
+        readings(phase_state={"phase": 2, "escalation_resets": value, "nuclear_resets": None}),
+        pipeline_id=None,
+        default_pipeline="/x",
+    )
+    assert (state.resets, state.nuclear) == (3, 0)
+
+
+def test_an_unusable_retry_counter_is_noted_without_its_value() -> None:
+    secret = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    state = interpret(
+        readings(phase_state={"phase": "2", "executor_retries": secret}),
         pipeline_id=None,
         default_pipeline="/runs/p1",
     )
-    assert state.pipeline_id == "/runs/p1"
-    assert (state.resets, state.nuclear) == (0, 0)
-    assert [n.split(":")[1].split()[0] for n in state.notes] == [
-        "escalation_resets",
-        "nuclear_resets",
-    ]
+    assert state.pipeline_id == "/runs/p1" and dict(state.retries) == {}
+    assert state.notes == ("phase_state.json: executor_retries is text, not a count; left out",)
 
 
 @pytest.mark.parametrize(
