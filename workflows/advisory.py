@@ -71,9 +71,12 @@ def prompt_form(case: Case, *, timeout_action: str, deadline: datetime | None) -
     """The form a phone shows; the full question and every answer stay on the case page."""
     shown = _first_options(case)
     when = f" at {deadline.isoformat(timespec='minutes')}" if deadline else ""
+    texts = [one_line(o.label, LABEL_LIMIT) for o in shown]
+    if len(set(texts)) < len(texts):  # long labels cut alike: number them so they differ
+        texts = [one_line(f"{i}. {o.label}", LABEL_LIMIT) for i, o in enumerate(shown, 1)]
     return PromptForm(
         question=one_line(case.packet.get("requested_action", ""), QUESTION_LIMIT),
-        options=tuple(FormOption(one_line(o.label, LABEL_LIMIT), o) for o in shown),
+        options=tuple(FormOption(text, o) for text, o in zip(texts, shown, strict=True)),
         more=len(case.options) - len(shown),
         default=f"If nobody answers{when}, the default applies: {timeout_action}.",
     )

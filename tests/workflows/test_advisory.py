@@ -70,3 +70,11 @@ def test_a_pipeline_form_puts_the_recommended_command_first() -> None:
     ]
     assert form.more == 2
     assert form.default == "If nobody answers, the default applies: STOP."
+
+
+def test_long_labels_cut_alike_are_numbered_so_the_buttons_differ() -> None:
+    labels = [f"Create placeholder customers for batch {i}" for i in (1, 2)]
+    form = prompt_form(case_of(valid_packet(), labels), timeout_action="queue", deadline=None)
+    texts = [button.text for button in form.options]
+    assert texts == ["1. Create placeholder c…", "2. Create placeholder c…"]
+    assert all(len(text) <= 24 for text in texts)
