@@ -28,6 +28,9 @@ def serve() -> None:
         f"agent-escalation on http://{settings.host}:{settings.port}  "
         f"(state in {settings.home.resolve()})"
     )
+    typer.echo(
+        f"dashboard: {settings.resolved_public_url}/dashboard (sign in with the operator token)"
+    )
     typer.echo(f"design: {settings.design_path} ({design.name} v{design.version})")
     typer.echo(f"database: {settings.resolved_database_url}")
     typer.echo(f"broker: {settings.resolved_broker_url}")
