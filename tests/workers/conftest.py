@@ -12,9 +12,11 @@ from typing import Any, TypeVar
 import pytest
 from celery import Celery
 from celery.beat import EmbeddedService
+from fastapi.testclient import TestClient
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
+from api.app import create_app
 from models.db import make_engine
 from models.migrate import upgrade
 from models.settings import Settings
@@ -198,3 +200,13 @@ def service(
     engine = make_engine(settings)
     yield Harness(celery_app, settings, engine, sink, woken)
     engine.dispose()
+
+
+@pytest.fixture
+def api(service: Harness) -> Iterator[TestClient]:
+    """The HTTP API on the running service's settings, with an agent and an operator token."""
+    tokens = "agent:agent-token,operator:op-token"
+    with TestClient(
+        create_app(service.settings.model_copy(update={"api_tokens": tokens}))
+    ) as client:
+        yield client

@@ -20,13 +20,6 @@ from workflows.examples import valid_packet
 OPERATOR = {"Authorization": "Bearer op-token"}
 
 
-@pytest.fixture
-def api(service: Harness) -> Iterator[TestClient]:
-    settings = service.settings.model_copy(update={"api_tokens": "operator:op-token"})
-    with TestClient(create_app(settings)) as client:
-        yield client
-
-
 def notified(
     service: Harness,
     packet_id: str,

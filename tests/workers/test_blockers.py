@@ -3,25 +3,16 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
 
 import pytest
 from fastapi.testclient import TestClient
 
-from api.app import create_app
 from tests.workers.conftest import Harness
 from workers.answers import answer
 from workers.runtime import runtime_for
 from workflows.examples import valid_packet
 
 AGENT = {"Authorization": "Bearer agent-token"}
-
-
-@pytest.fixture
-def api(service: Harness) -> Iterator[TestClient]:
-    settings = service.settings.model_copy(update={"api_tokens": "agent:agent-token"})
-    with TestClient(create_app(settings)) as client:
-        yield client
 
 
 def three_cases(service: Harness, api: TestClient, prefix: str) -> list[str]:

@@ -3,22 +3,13 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from html import unescape
 
 import pytest
 from fastapi.testclient import TestClient
 
-from api.app import create_app
 from tests.workers.conftest import Harness
 from workflows.examples import valid_packet
-
-
-@pytest.fixture
-def api(service: Harness) -> Iterator[TestClient]:
-    settings = service.settings.model_copy(update={"api_tokens": "operator:op-token"})
-    with TestClient(create_app(settings)) as client:
-        yield client
 
 
 @pytest.mark.parametrize("backend", ["sqlite"], indirect=True)

@@ -5,14 +5,12 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
 
-from api.app import create_app
 from models.settings import Settings
 from models.store import as_utc
 from tests.workers.conftest import DESIGN, Harness
@@ -36,13 +34,6 @@ def settings(settings: Settings, tmp_path: Path, request: pytest.FixtureRequest)
         encoding="utf-8",
     )
     return settings.model_copy(update={"design": patient})
-
-
-@pytest.fixture
-def api(service: Harness) -> Iterator[TestClient]:
-    settings = service.settings.model_copy(update={"api_tokens": "agent:agent-token"})
-    with TestClient(create_app(settings)) as client:
-        yield client
 
 
 def state_folder(root: Path, name: str = "run", **files: Any) -> Path:

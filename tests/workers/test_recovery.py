@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 from fastapi.testclient import TestClient
 from sqlmodel import Session
 
-from api.app import create_app
 from models.tables import Escalation
 from tests.workers.conftest import Harness
 from workers.intake import accept
@@ -40,13 +37,6 @@ def repair(service: Harness, escalation_id: str, design: dict[str, object]) -> N
         row.design = design
         session.add(row)
         session.commit()
-
-
-@pytest.fixture
-def api(service: Harness) -> Iterator[TestClient]:
-    settings = service.settings.model_copy(update={"api_tokens": "operator:op-token"})
-    with TestClient(create_app(settings)) as client:
-        yield client
 
 
 @pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
