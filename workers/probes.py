@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
@@ -17,10 +18,20 @@ class ProbeError(Exception):
     """The fingerprint could not be read."""
 
 
+# A repository's own config can name programs git runs (fsmonitor, hooks, diff drivers,
+# textconv): the probe reads a run's tree, so none of them may run in the worker.
+GIT_SAFE = ("-c", "core.fsmonitor=", "-c", "core.hooksPath=/dev/null", "-c", "diff.external=")
+GIT_ENV = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_TERMINAL_PROMPT": "0"}
+
+
 def _git(path: str) -> str:
     def run(*args: str) -> bytes:
         done = subprocess.run(
-            ["git", "-C", path, *args], capture_output=True, timeout=PROBE_TIMEOUT, check=False
+            ["git", *GIT_SAFE, "-C", path, *args],
+            capture_output=True,
+            timeout=PROBE_TIMEOUT,
+            check=False,
+            env={**os.environ, **GIT_ENV},
         )
         if done.returncode != 0:
             raise ProbeError(
@@ -30,7 +41,10 @@ def _git(path: str) -> str:
         return done.stdout
 
     head = run("rev-parse", "HEAD").decode().strip()
-    tree = hashlib.sha256(run("status", "--porcelain") + run("diff", "HEAD")).hexdigest()
+    status = run("status", "--porcelain")
+    tree = hashlib.sha256(
+        status + run("diff", "--no-ext-diff", "--no-textconv", "HEAD")
+    ).hexdigest()
     return f"{head}+{tree[:16]}"
 
 
