@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-EXIT_COMMAND, EXIT_NO_COMMAND, EXIT_STOP, EXIT_TIMED_OUT = 0, 1, 3, 4
+EXIT_COMMAND, EXIT_STOP, EXIT_TIMED_OUT, EXIT_PARKED = 0, 3, 4, 5
 
 pipeline_app = typer.Typer(
     name="pipeline",
@@ -29,9 +29,9 @@ def _absolute(path: str | None) -> str | None:
 @pipeline_app.command(
     "raise",
     epilog="Prints the case as JSON: id, offered commands, advisory, files read. With --wait, "
-    "then prints the chosen command; exit 0 for a command to run, 3 for STOP, 4 timed out. "
-    "Exit 1 when the folder is refused (each problem on stderr), the service is unreachable, "
-    "or the case ended with no command (parked in dead_letter).",
+    "then prints the chosen command; exit 0 for a command to run, 3 for STOP, 4 timed out, "
+    "5 parked (dead_letter: nothing to run until it is retried). Exit 1 when the folder is "
+    "refused (each problem on stderr) or the service is unreachable.",
 )
 def raise_command(
     state_dir: Annotated[
@@ -82,9 +82,14 @@ def _wait_for_command(client: Any, escalation_id: str, timeout: float | None) ->
         raise typer.Exit(EXIT_TIMED_OUT)
     command = (case.get("pipeline") or {}).get("command")
     typer.echo(json.dumps({"id": case["id"], "command": command, "decision": case["decision"]}))
-    if command is None:  # parked or refused: there is nothing to run, and exit 0 would say run
-        typer.echo(f"error: case {case['id']} ended {case['state']} with no command", err=True)
-        raise typer.Exit(EXIT_NO_COMMAND)
+    if case["state"] != "closed" or command is None:
+        # Parked before its close entry (no recheck yet), or refused: nothing to run now.
+        typer.echo(
+            f"error: case {case['id']} is {case['state']}, not closed: run no command; "
+            f"`escalate retry {case['id']}` once its cause is fixed",
+            err=True,
+        )
+        raise typer.Exit(EXIT_PARKED)
     raise typer.Exit(EXIT_STOP if command == "STOP" else EXIT_COMMAND)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from typing import Annotated, Any
 
 import typer
@@ -176,9 +177,9 @@ def raise_(
             write_blocked(blocked, None, options, flags, filing_error=problem)
         raise fail(problem, EXIT_UNREADABLE)
     fingerprint = (
-        {"kind": "git", "path": fingerprint_git}
+        {"kind": "git", "path": os.path.abspath(fingerprint_git)}
         if fingerprint_git
-        else {"kind": "file", "path": fingerprint_file}
+        else {"kind": "file", "path": os.path.abspath(fingerprint_file)}
         if fingerprint_file
         else {"kind": "http", "url": fingerprint_url}
         if fingerprint_url

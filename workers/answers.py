@@ -24,7 +24,7 @@ from models.store import (
 )
 from models.tables import Decision, Escalation
 from workers.answering import token_hash
-from workers.pipelines import charge_command
+from workers.pipelines import answers_now, charge_command
 from workers.runtime import Runtime
 from workers.tasks import nudge
 from workflows import stages
@@ -194,7 +194,7 @@ def _answer_locked(
             outcome = "over_cap"
         keep(outcome)
         return Answer(
-            row.id, outcome, "Recorded. " + clarification(case_of(row).options, match=match)
+            row.id, outcome, "Recorded. " + clarification(answers_now(session, row), match=match)
         )
     if State(row.state) not in OPEN_FOR_DECISION:
         keep("too_early")

@@ -92,8 +92,11 @@ def _send(app: Any, runtime: Runtime, delivery: Delivery) -> channels.SendOutcom
             secret=runtime.webhook_secret,
             timeout=settings.send_timeout,
         )
+    written = {"target": delivery.target} | {
+        key: delivery.payload.get(key) for key in ("decision_file", "decisions_log")
+    }
     if delivery.channel == "file" and (
-        outside := refused_paths({"target": delivery.target}, settings.file_roots, prefix="")
+        outside := refused_paths(written, settings.file_roots, prefix="")
     ):  # checked again at write time: a folder swapped for a link since intake is refused
         return channels.SendOutcome(channels.FAILED, outside[0][:500])
     if delivery.purpose == "command_file":  # a pipeline's orchestrator reads it (SPEC §6)

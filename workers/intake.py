@@ -50,10 +50,13 @@ def accept(
         files = {key: admission.wake.get(key) for key in WRITTEN_FILES}
         problems += refused_paths(files, roots, prefix="wake.")
         # The recheck reads this file or runs git in this folder: the same bounds apply.
-        fingerprint = admission.snapshot.get("fingerprint") or {}
-        problems += refused_paths(
-            {"path": fingerprint.get("path")}, roots, prefix="snapshot.fingerprint."
-        )
+        path = (admission.snapshot.get("fingerprint") or {}).get("path")
+        if roots and isinstance(path, str) and not path.startswith("/"):
+            problems.append(
+                "snapshot.fingerprint.path: must be absolute (ESCALATE_FILES_ROOT is set)"
+            )
+        else:
+            problems += refused_paths({"path": path}, roots, prefix="snapshot.fingerprint.")
     if problems:
         if record_refusal:
             _record_refusal(runtime, request, problems, now=now)

@@ -13,12 +13,13 @@ from typing import Any
 from sqlmodel import Session
 
 from models.db import transaction
-from models.store import lock_pipeline_phase
+from models.store import case_of, lock_pipeline_phase
 from models.tables import Escalation, PipelinePhase
 from workers.intake import Accepted, accept
 from workers.local_files import WRITTEN_FILES, outside_roots, refused_paths
 from workers.runtime import Runtime
 from workers.unblock import write_atomically
+from workflows.case import Option
 from workflows.errors import PacketRefused
 from workflows.intake import admit
 from workflows.pipeline import (
@@ -213,3 +214,16 @@ def charge_command(session: Session, row: Escalation, command: str, *, now: date
     phase.resets, phase.nuclear, phase.updated_at = after.resets, after.nuclear, now
     session.add(phase)
     return None
+
+
+def answers_now(session: Session, row: Escalation) -> Sequence[Option]:
+    """The case's answers a reply may still choose: for a pipeline, what its phase's
+    counters allow now (another case may have spent a reset since this one opened)."""
+    options = case_of(row).options
+    pipeline = row.pipeline
+    if not pipeline:
+        return options
+    phase = session.get(PipelinePhase, (pipeline["pipeline_id"], pipeline["phase"]))
+    counters = Counters(phase.resets, phase.nuclear) if phase is not None else Counters()
+    still = set(executable(counters, [option.label for option in options]))
+    return tuple(option for option in options if option.label in still)

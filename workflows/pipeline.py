@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -18,6 +19,7 @@ NUCLEAR_WARNING = (
     "Last resort — the same failure can recur if the underlying problem isn't addressed."
 )
 ADVISORY_LIMIT = 200
+PACKET_ID_LIMIT = 200
 DESCRIPTIONS = {
     "RESET_EXECUTION": "Plan fine, executor failed: re-run the executor on a clean tree.",
     "RESET_PHASE": "Plan flawed: start the phase over.",
@@ -160,6 +162,16 @@ def redacted(state: PipelineState, scan: Callable[[str], list[str]]) -> Pipeline
     )
 
 
+def packet_id(pipeline_id: str, phase: str, number: int) -> str:
+    """Unique per escalation of a phase; long ids are shortened with a hash, never just cut,
+    so two escalations can never share one."""
+    readable = f"{pipeline_id}:phase-{phase}:escalation-{number}"
+    if len(readable) <= PACKET_ID_LIMIT:
+        return readable
+    digest = hashlib.sha256(f"{pipeline_id}\x1f{phase}".encode()).hexdigest()[:16]
+    return f"{one_line(pipeline_id, 60)}~{digest}:escalation-{number}"
+
+
 def escalation_request(
     state: PipelineState,
     counters: Counters,
@@ -204,7 +216,7 @@ def escalation_request(
     if chosen.cap_reached:
         question = f"Reset cap reached for {where}; choose how the pipeline goes on"
     packet = {
-        "packet_id": one_line(f"{state.pipeline_id}:phase-{state.phase}:escalation-{number}", 200),
+        "packet_id": packet_id(state.pipeline_id, state.phase, number),
         "run_id": one_line(state.pipeline_id, 200),
         "task_summary": one_line(f"Pipeline {state.pipeline_id}, {where}.", 400),
         "severity": severity,

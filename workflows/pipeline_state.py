@@ -18,6 +18,7 @@ OPTIONAL_FILES = (
 )
 STATE_FILES = (REQUIRED_FILE, *OPTIONAL_FILES)
 COMPONENTS = ("planner", "executor", "reviewer")
+COUNT_LIMIT = 1_000_000  # no pipeline retries more; a larger number is a broken file
 READ, ABSENT, MALFORMED = "read", "absent", "malformed"
 
 
@@ -110,11 +111,11 @@ def _whole(value: object) -> int | None:
         number = value
     elif isinstance(value, float) and value.is_integer():
         number = int(value)
-    elif isinstance(value, str) and value.strip().isdigit():
-        number = int(value.strip())
+    elif isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
+        number = int(value.strip())  # isdigit alone admits "²", which int() refuses
     else:
         return None
-    return number if number >= 0 else None
+    return number if 0 <= number <= COUNT_LIMIT else None
 
 
 def _count(data: Mapping[str, Any], key: str, notes: list[str]) -> int:
@@ -132,9 +133,8 @@ def _cap_count(data: Mapping[str, Any], key: str) -> int:
     value = data.get(key)
     number = 0 if value is None else _whole(value)
     if number is None:
-        raise PipelineStateError(
-            [f"{REQUIRED_FILE}: {key} must be a whole number ≥ 0, not {_kind(value)}"]
-        )
+        problem = f"{key} must be a count from 0 to {COUNT_LIMIT}, not {_kind(value)}"
+        raise PipelineStateError([f"{REQUIRED_FILE}: {problem}"])
     return number
 
 

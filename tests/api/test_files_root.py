@@ -114,3 +114,15 @@ def test_a_pipeline_whose_wake_file_is_refused_writes_no_summary(
     response = client.post("/v1/pipelines/escalations", headers=AGENT, json=body)
     assert response.status_code == 422 and "wake.fallback_file" in response.text
     assert not (folder / "escalation_summary.json").exists()
+
+
+def test_a_relative_fingerprint_path_is_refused_when_a_root_is_set(client: TestClient) -> None:
+    body = {
+        "packet": {**valid_packet(), "packet_id": "rel"},
+        "snapshot": {"fingerprint": {"kind": "git", "path": "."}},
+    }
+    response = client.post("/v1/escalations", headers=AGENT, json=body)
+    assert response.status_code == 422
+    assert (
+        "snapshot.fingerprint.path: must be absolute (ESCALATE_FILES_ROOT is set)" in response.text
+    )

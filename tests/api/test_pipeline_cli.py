@@ -7,6 +7,10 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+import typer
+
+from api.pipeline_cli import _wait_for_command
 from tests.api.test_serve import ESCALATE, Server, server, wait_for
 from tests.api.test_shell_loop import agent_env, patient
 
@@ -97,3 +101,18 @@ def test_a_folder_without_phase_state_is_refused_with_the_file_named(
     )  # fmt: skip
     assert refused.returncode == 1
     assert "phase_state.json: required, but not in the state folder" in refused.stderr
+
+
+class ParkedClient:
+    """A service whose case was decided, then parked before its close entry."""
+
+    def wait(self, escalation_id: str, timeout: float | None = None) -> dict[str, object]:
+        decision = {"option": "RESET_PHASE", "value": "RESET_PHASE"}
+        return {"id": escalation_id, "state": "dead_letter", "decision": decision,
+                "pipeline": {"command": "RESET_PHASE"}}  # fmt: skip
+
+
+def test_wait_runs_no_command_from_a_case_that_never_closed() -> None:
+    with pytest.raises(typer.Exit) as ended:
+        _wait_for_command(ParkedClient(), "c1", timeout=1)
+    assert ended.value.exit_code == 5

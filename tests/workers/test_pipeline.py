@@ -175,6 +175,8 @@ def test_a_reset_used_up_by_another_case_is_refused_at_decision_time(
     assert first["id"] != second["id"]
     assert first["offered"] == second["offered"] == FULL_OFFER
     assert decide(service, first["id"], "RESET_EXECUTION").outcome == "decided"
+    unclear = decide(service, second["id"], "what now?")  # told only what still runs
+    assert unclear.message.endswith("Reply with exactly one of: PROCEED, STOP.")
     late = decide(service, second["id"], "RESET_REVIEWER")
     assert late.outcome == "over_cap"
     assert "phase 4 has used 3 resets" in late.message

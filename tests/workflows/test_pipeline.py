@@ -17,6 +17,7 @@ from workflows.pipeline import (
     escalation_request,
     executable,
     offer,
+    packet_id,
     redacted,
 )
 from workflows.pipeline_state import (
@@ -162,7 +163,15 @@ def test_the_required_file_and_a_phase_are_needed(files: dict[str, Any], problem
 
 @pytest.mark.parametrize(
     ("value", "kind"),
-    [("three", "text"), (-1, "a number"), (2.5, "a number"), (True, "true/false"), ([3], "a list")],
+    [
+        ("three", "text"),
+        ("²", "text"),
+        (-1, "a number"),
+        (2.5, "a number"),
+        (10**19, "a number"),
+        (True, "true/false"),
+        ([3], "a list"),
+    ],
 )
 def test_a_cap_counter_the_service_cannot_read_refuses_by_name(value: object, kind: str) -> None:
     # Read as 0 it would offer resets the pipeline may have spent; the value is never echoed
@@ -174,7 +183,7 @@ def test_a_cap_counter_the_service_cannot_read_refuses_by_name(value: object, ki
                 default_pipeline="/x",
             )
         assert refused.value.problems == [
-            f"phase_state.json: {key} must be a whole number ≥ 0, not {kind}"
+            f"phase_state.json: {key} must be a count from 0 to 1000000, not {kind}"
         ]
 
 
@@ -284,3 +293,10 @@ def test_a_secret_in_the_state_files_is_withheld_not_refused() -> None:
     assert "s3cr3t" not in json.dumps(request)
     assert "[withheld: contains a secret" in request["packet"]["trigger_detail"]
     assert admit(request, find_secrets=find_secrets).accepted
+
+
+def test_packet_ids_stay_distinct_and_short_however_long_the_names() -> None:
+    ids = {packet_id("p" * 195, "4", n) for n in range(1, 50)}
+    assert len(ids) == 49 and all(len(i) <= 200 for i in ids)
+    assert packet_id("p" * 195, "4", 1) != packet_id("p" * 195, "5", 1)
+    assert packet_id("checkout", "3", 2) == "checkout:phase-3:escalation-2"
