@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -14,7 +14,7 @@ from workers.local_files import WRITTEN_FILES, refused_paths
 from workers.runtime import Runtime
 from workflows.case import options_to_json
 from workflows.errors import PacketRefused
-from workflows.intake import admit, question_key
+from workflows.intake import Admission, admit, question_key
 from workflows.secrets import find_secrets, scan_text
 from workflows.stages import EventSpec
 from workflows.states import State
@@ -33,6 +33,23 @@ class Accepted:
     joined: bool = False  # the same open question: joined that case, nobody paged again
 
 
+def admit_here(runtime: Runtime, request: Any) -> Admission:
+    """The intake checks plus this host's bounds on the files the case will read or write."""
+    admission = admit(request, find_secrets=find_secrets)
+    if not admission.accepted:  # only an admitted wake has its fields checked for shape
+        return admission
+    roots = runtime.settings.file_roots
+    files = {key: admission.wake.get(key) for key in WRITTEN_FILES}
+    problems = refused_paths(files, roots, prefix="wake.")
+    # The recheck reads this file or runs git in this folder: the same bounds apply.
+    path = (admission.snapshot.get("fingerprint") or {}).get("path")
+    if roots and isinstance(path, str) and not path.startswith("/"):
+        problems.append("snapshot.fingerprint.path: must be absolute (ESCALATE_FILES_ROOT is set)")
+    else:
+        problems += refused_paths({"path": path}, roots, prefix="snapshot.fingerprint.")
+    return replace(admission, problems=tuple(problems)) if problems else admission
+
+
 def accept(
     runtime: Runtime,
     request: Any,
@@ -40,23 +57,15 @@ def accept(
     record_refusal: bool = False,
     cites_id: str | None = None,
     pipeline: dict[str, Any] | None = None,
+    admission: Admission | None = None,
 ) -> Accepted:
-    """Store the request as a case in state `received`; raise PacketRefused when refused."""
+    """Store the request as a case in state `received`; raise PacketRefused when refused.
+
+    `admission` is `admit_here`'s verdict on this very request, when the caller already has it.
+    """
     now = datetime.now(UTC)
-    admission = admit(request, find_secrets=find_secrets)
+    admission = admission or admit_here(runtime, request)
     problems = list(admission.problems)
-    if admission.accepted:  # only an admitted wake has its fields checked for shape
-        roots = runtime.settings.file_roots
-        files = {key: admission.wake.get(key) for key in WRITTEN_FILES}
-        problems += refused_paths(files, roots, prefix="wake.")
-        # The recheck reads this file or runs git in this folder: the same bounds apply.
-        path = (admission.snapshot.get("fingerprint") or {}).get("path")
-        if roots and isinstance(path, str) and not path.startswith("/"):
-            problems.append(
-                "snapshot.fingerprint.path: must be absolute (ESCALATE_FILES_ROOT is set)"
-            )
-        else:
-            problems += refused_paths({"path": path}, roots, prefix="snapshot.fingerprint.")
     if problems:
         if record_refusal:
             _record_refusal(runtime, request, problems, now=now)

@@ -15,13 +15,12 @@ from sqlmodel import Session
 from models.db import transaction
 from models.store import case_of, lock_pipeline_phase
 from models.tables import Escalation, PipelinePhase
-from workers.intake import Accepted, accept
-from workers.local_files import WRITTEN_FILES, outside_roots, refused_paths
+from workers.intake import Accepted, accept, admit_here
+from workers.local_files import outside_roots, refused_paths
 from workers.runtime import Runtime
 from workers.unblock import write_atomically
 from workflows.case import Option
 from workflows.errors import PacketRefused
-from workflows.intake import admit
 from workflows.pipeline import (
     Counters,
     advisory,
@@ -39,7 +38,7 @@ from workflows.pipeline_state import (
     interpret,
     read_state_file,
 )
-from workflows.secrets import find_secrets, scan_text
+from workflows.secrets import scan_text
 
 SUMMARY_FILE = "escalation_summary.json"
 ID_LIMIT = 200  # pipeline_id and phase key the counters (varchar 200)
@@ -52,6 +51,11 @@ class PipelineAccepted:
 
     accepted: Accepted
     pipeline: dict[str, Any]
+
+
+def counted(phase: PipelinePhase | None) -> Counters:
+    """What the service has counted for a phase; nothing yet when it has no row."""
+    return Counters(phase.resets, phase.nuclear) if phase is not None else Counters()
 
 
 def read_state_dir(state_dir: Path, roots: Sequence[Path] = ()) -> dict[str, FileReading]:
@@ -89,9 +93,8 @@ def raise_pipeline(
         raise PacketRefused([f"state_dir: must be an absolute path, not {str(state_dir)!r}"])
     roots = runtime.settings.file_roots
     wake = {**(wake or {}), **({"command_file": command_file} if command_file else {})}
-    # Every path checked before anything is read there or written, the summary included.
+    # The folder is checked before it is read; the files the case writes, before the summary.
     outside = refused_paths({"state_dir": str(state_dir)}, roots, prefix="")
-    outside += refused_paths({k: wake.get(k) for k in WRITTEN_FILES}, roots, prefix="wake.")
     if outside:
         raise PacketRefused(outside)
     if not state_dir.is_dir():
@@ -115,9 +118,7 @@ def raise_pipeline(
     with transaction(runtime.engine) as session:
         phase = lock_pipeline_phase(session, state.pipeline_id, state.phase, now=now)
         # The service's count and the file's, whichever is higher: a stale file keeps the cap.
-        counters = Counters(phase.resets, phase.nuclear).merged(
-            Counters(state.resets, state.nuclear)
-        )
+        counters = counted(phase).merged(Counters(state.resets, state.nuclear))
         phase.resets, phase.nuclear = counters.resets, counters.nuclear
         phase.escalations += 1
         phase.updated_at = now
@@ -134,7 +135,7 @@ def raise_pipeline(
         recipient=recipient or DEFAULT_RECIPIENT,
         wake=wake,
     )
-    admission = admit(request, find_secrets=find_secrets)
+    admission = admit_here(runtime, request)  # checked once: accept() reuses the verdict
     if not admission.accepted:
         raise PacketRefused(list(admission.problems))
     summary_path = state_dir / SUMMARY_FILE
@@ -157,7 +158,7 @@ def raise_pipeline(
         "files": {name: reading.to_json() for name, reading in readings.items()},
         "notes": list(state.notes),
     }
-    accepted = accept(runtime, request, pipeline=record)
+    accepted = accept(runtime, request, pipeline=record, admission=admission)
     if accepted.joined:  # the open case keeps the offer it was sent with, and so does the file
         with transaction(runtime.engine) as session:
             row = session.get(Escalation, accepted.id)
@@ -181,7 +182,7 @@ def phase_counters(runtime: Runtime, pipeline_id: str, phase: str) -> dict[str, 
     """What the service has counted for one phase, and what it would offer now."""
     with transaction(runtime.engine) as session:
         row = session.get(PipelinePhase, (pipeline_id, phase))
-        counters = Counters(row.resets, row.nuclear) if row is not None else Counters()
+        counters = counted(row)
         escalations = row.escalations if row is not None else 0
     chosen = offer(counters)
     return {
@@ -203,7 +204,7 @@ def charge_command(session: Session, row: Escalation, command: str, *, now: date
     """
     pipeline = row.pipeline or {}
     phase = lock_pipeline_phase(session, pipeline["pipeline_id"], pipeline["phase"], now=now)
-    counters = Counters(phase.resets, phase.nuclear)
+    counters = counted(phase)
     after = charge(counters, command)
     if after is None:
         still = ", ".join(executable(counters, pipeline.get("offered", []))) or "(none)"
@@ -224,6 +225,6 @@ def answers_now(session: Session, row: Escalation) -> Sequence[Option]:
     if not pipeline:
         return options
     phase = session.get(PipelinePhase, (pipeline["pipeline_id"], pipeline["phase"]))
-    counters = Counters(phase.resets, phase.nuclear) if phase is not None else Counters()
+    counters = counted(phase)
     still = set(executable(counters, [option.label for option in options]))
     return tuple(option for option in options if option.label in still)
