@@ -140,9 +140,6 @@ def dashboard_router(runtime: Runtime, tokens: Mapping[str, str], *, public_url:
     def page(template: str, status: int = 200, **values: Any) -> HTMLResponse:
         return HTMLResponse(TEMPLATES.get_template(template).render(**values), status)
 
-    def signed_in(cookie: str | None) -> str | None:
-        return sessions.who(cookie)
-
     @router.get("/dashboard/login")
     def login_page() -> HTMLResponse:
         return page("dashboard_login.html")
@@ -169,7 +166,7 @@ def dashboard_router(runtime: Runtime, tokens: Mapping[str, str], *, public_url:
 
     @router.get("/dashboard")
     def overview(escalate_dashboard: Annotated[str | None, Cookie()] = None) -> Response:
-        role = signed_in(escalate_dashboard)
+        role = sessions.who(escalate_dashboard)
         if role is None:
             return RedirectResponse("/dashboard/login", status_code=303)
         terminal = [state.value for state in TERMINAL]
@@ -204,7 +201,7 @@ def dashboard_router(runtime: Runtime, tokens: Mapping[str, str], *, public_url:
 
     def allowed(request: Request, cookie: str | None) -> str | None:
         """Who is signed in, when the request comes from this site (or names no origin)."""
-        who = signed_in(cookie)
+        who = sessions.who(cookie)
         origin = request.headers.get("origin")
         ours = {str(request.base_url).rstrip("/"), _origin(public_url)}
         return None if who is None or (origin and origin not in ours) else who
@@ -216,7 +213,7 @@ def dashboard_router(runtime: Runtime, tokens: Mapping[str, str], *, public_url:
         escalate_dashboard: Annotated[str | None, Cookie()] = None,
     ) -> Response:
         """Every answer is confirmed first; a destructive one shows its warning here."""
-        if signed_in(escalate_dashboard) is None:
+        if sessions.who(escalate_dashboard) is None:
             return RedirectResponse("/dashboard/login", status_code=303)
         with Session(runtime.engine) as db:
             row = db.get(Escalation, escalation_id)
@@ -278,7 +275,7 @@ def dashboard_router(runtime: Runtime, tokens: Mapping[str, str], *, public_url:
     def case_page(
         escalation_id: str, escalate_dashboard: Annotated[str | None, Cookie()] = None
     ) -> Response:
-        role = signed_in(escalate_dashboard)
+        role = sessions.who(escalate_dashboard)
         if role is None:
             return RedirectResponse("/dashboard/login", status_code=303)
         with Session(runtime.engine) as db:
