@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import hashlib
-import os
-import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import httpx
+
+from workers.git_tree import GitTreeError, git_fingerprint
 
 PROBE_TIMEOUT = 10.0
 
@@ -18,34 +18,11 @@ class ProbeError(Exception):
     """The fingerprint could not be read."""
 
 
-# A repository's own config can name programs git runs (fsmonitor, hooks, diff drivers,
-# textconv): the probe reads a run's tree, so none of them may run in the worker.
-GIT_SAFE = ("-c", "core.fsmonitor=", "-c", "core.hooksPath=/dev/null", "-c", "diff.external=")
-GIT_ENV = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_TERMINAL_PROMPT": "0"}
-
-
 def _git(path: str) -> str:
-    def run(*args: str) -> bytes:
-        done = subprocess.run(
-            ["git", *GIT_SAFE, "-C", path, *args],
-            capture_output=True,
-            timeout=PROBE_TIMEOUT,
-            check=False,
-            env={**os.environ, **GIT_ENV},
-        )
-        if done.returncode != 0:
-            raise ProbeError(
-                f"git {args[0]} failed in {path}: "
-                f"{done.stderr.decode(errors='replace').strip()[:200]}"
-            )
-        return done.stdout
-
-    head = run("rev-parse", "HEAD").decode().strip()
-    status = run("status", "--porcelain")
-    tree = hashlib.sha256(
-        status + run("diff", "--no-ext-diff", "--no-textconv", "HEAD")
-    ).hexdigest()
-    return f"{head}+{tree[:16]}"
+    try:
+        return git_fingerprint(path)
+    except GitTreeError as exc:
+        raise ProbeError(str(exc)) from None
 
 
 def _file(path: str) -> str:
@@ -76,7 +53,7 @@ def read_fingerprint(spec: Mapping[str, Any] | None) -> str | None:
         return _read(spec)
     except ProbeError:
         raise
-    except (OSError, subprocess.SubprocessError, KeyError, ValueError) as exc:
+    except (OSError, KeyError, ValueError) as exc:
         raise ProbeError(f"{type(exc).__name__}: {exc}"[:300]) from None
 
 
