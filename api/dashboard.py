@@ -16,7 +16,6 @@ from sqlmodel import Session, col, select
 
 from api.answer_routes import TEMPLATES
 from api.auth import role_of
-from models.design import Design, DesignError, parse_design
 from models.store import as_utc, case_of, decision_json, decision_of, iso
 from models.tables import Escalation, Event, Reply
 from workers.answers import answer
@@ -24,6 +23,7 @@ from workers.inbound.dispatch import status_of
 from workers.recovery import retry
 from workers.runtime import Runtime
 from workflows.advisory import advisory, prompt_form
+from workflows.design import Design, DesignError, parse_design
 from workflows.errors import Conflict, NotFound
 from workflows.stages import route_facts
 from workflows.states import TERMINAL, State

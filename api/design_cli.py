@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 if TYPE_CHECKING:
-    from models.design import Design
+    from workflows.design import Design
 
 design_app = typer.Typer(
     name="design",
@@ -22,7 +22,8 @@ def check(
 ) -> None:
     """Validate a design file: exit 0 and print a summary, or exit 1 listing each problem."""
     # Imported here so `escalate --help` and other commands do not pay for pydantic/yaml.
-    from models.design import DesignError, load_design
+    from models.design_file import load_design
+    from workflows.design import DesignError
 
     try:
         design = load_design(file)
@@ -36,7 +37,7 @@ def check(
 
 def summarize(design: Design, *, source: str) -> list[str]:
     """The `ok:` line and one indented line per fact a reviewer checks before approving."""
-    from models.design import SEVERITY_ORDER
+    from workflows.design import SEVERITY_ORDER
     from workflows.durations import format_duration
     from workflows.vocabulary import TriggerType
 

@@ -27,7 +27,7 @@ def _packet_from_flags(values: dict[str, Any]) -> dict[str, Any]:
     import secrets as _secrets
     from datetime import UTC, datetime
 
-    from models.design import load_design
+    from models.design_file import load_design
 
     design = load_design(load_settings().design_path)
     tier = design.tier(values["severity"])

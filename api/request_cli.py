@@ -14,7 +14,7 @@ import typer
 
 if TYPE_CHECKING:
     from api.client import Escalations
-    from models.design import Design
+    from workflows.design import Design
     from workflows.requests import Request
 
 EXIT_DONE, EXIT_NOT_DONE, EXIT_BAD_INPUT, EXIT_NOT_FILED = 0, 1, 2, 3
@@ -38,8 +38,9 @@ def _fail(lines: list[str], source: str = "") -> typer.Exit:
 
 
 def _design(path: Path | None) -> Design:
-    from models.design import DesignError, load_design
+    from models.design_file import load_design
     from models.settings import Settings
+    from workflows.design import DesignError
 
     try:
         return load_design(path or Settings().design_path)

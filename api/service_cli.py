@@ -14,8 +14,9 @@ def serve() -> None:
     """Run API, worker and beat on the embedded defaults (SQLite in $ESCALATE_HOME)."""
     from api.auth import load_tokens
     from api.serve import supervise
-    from models.design import DesignError, load_design
+    from models.design_file import load_design
     from models.migrate import upgrade
+    from workflows.design import DesignError
 
     settings = load_settings()
     try:

@@ -11,7 +11,6 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, select
 
 from models.db import transaction
-from models.design import parse_design
 from models.store import (
     apply_result,
     as_utc,
@@ -29,6 +28,7 @@ from workers.runtime import Runtime
 from workers.tasks import nudge
 from workflows import stages
 from workflows.case import Option
+from workflows.design import parse_design
 from workflows.errors import NotFound
 from workflows.pipeline import command_option
 from workflows.replies import (

@@ -12,9 +12,10 @@ from sqlalchemy.engine import Engine
 
 from models import state_files
 from models.db import make_engine
-from models.design import Design, load_design
+from models.design_file import load_design
 from models.settings import Settings
 from workers.channels import ChannelBook, dev_apprise_config
+from workflows.design import Design
 
 
 @dataclass

@@ -10,11 +10,11 @@ from typing import Any
 from sqlmodel import Session
 
 from models.db import transaction
-from models.design import Design, parse_design
 from models.store import add_event, apply_result, lock_escalation
 from models.tables import Escalation
 from workers import names
 from workers.runtime import Runtime
+from workflows.design import Design, parse_design
 from workflows.stages import StageResult
 from workflows.states import State, check_transition
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from models.design import SEVERITY_ORDER
 from workflows.case import Case
+from workflows.design import SEVERITY_ORDER
 from workflows.notifications import render_delivery_failure
 from workflows.vocabulary import CRITICAL_WAITING, Severity, WaitingBehavior
 

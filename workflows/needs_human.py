@@ -5,12 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING
 
+from workflows.design import Design, Trigger
 from workflows.vocabulary import TriggerType
-
-if TYPE_CHECKING:  # the design is a pydantic model; this module only reads it
-    from models.design import Design, Trigger
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -7,9 +7,10 @@ import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from workflows.case import Option
+from workflows.design import Design
 from workflows.needs_human import NeedsHuman, Situation, decide_needs_human
 from workflows.replies import ReplyMatch, clarification, parse_reply
 from workflows.request_parsing import parse_request
@@ -31,9 +32,6 @@ from workflows.request_schema import (
 )
 from workflows.secrets import find_secrets
 from workflows.vocabulary import Severity, TriggerType
-
-if TYPE_CHECKING:  # the design is a pydantic model; this module only reads it
-    from models.design import Design
 
 # The schema and its parser live in request_schema and request_parsing; callers keep
 # importing every request-file name from here.

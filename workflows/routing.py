@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from models.design import Design
 from workflows.case import Case
+from workflows.design import Design
 from workflows.notifications import RouteFacts, render_follow_up, render_notification
 from workflows.packet_checks import check_packet
 from workflows.stage_results import (

@@ -13,7 +13,8 @@ import pytest
 import yaml
 from pydantic import ValidationError
 
-from models.design import Design, DesignError, load_design, parse_design
+from models.design_file import load_design
+from workflows.design import Design, DesignError, parse_design
 from workflows.vocabulary import Severity, TimeoutAction, TriggerType, WaitingBehavior
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

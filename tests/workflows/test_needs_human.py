@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from models.design import Design, load_design
+from models.design_file import load_design
+from workflows.design import Design
 from workflows.needs_human import NeedsHuman, Situation, decide_needs_human
 from workflows.vocabulary import TriggerType
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from models.design import load_design
+from models.design_file import load_design
 from workflows.case import Case, Option, parse_options
 from workflows.examples import valid_packet
 from workflows.notifications import (

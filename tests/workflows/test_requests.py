@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from models.design import Design, load_design
+from models.design_file import load_design
+from workflows.design import Design
 from workflows.packet_checks import check_packet
 from workflows.request_parsing import parse_request
 from workflows.request_schema import (

@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 import yaml
 
-from models.design import Design, parse_design
-from workflows.responders import Verdict, check_pattern, matches, may_decide
+from workflows.design import Design, parse_design
+from workflows.identities import check_pattern, matches
+from workflows.responders import Verdict, may_decide
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -243,7 +244,7 @@ def test_given_a_pattern_when_matched_then_only_the_identities_it_names_match(
 
 
 def test_a_design_may_name_options_that_need_a_confirm_step() -> None:
-    from models.design import load_design
+    from models.design_file import load_design
 
     design = load_design(EXAMPLES / "design.yaml")
     data = {**design.model_dump(mode="json"), "destructive_options": ["Wipe", "drop table"]}

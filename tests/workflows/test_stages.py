@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 import yaml
 
-from models.design import Design, load_design, parse_design
+from models.design_file import load_design
 from workflows.case import Case, Option, parse_options
+from workflows.design import Design, parse_design
 from workflows.examples import valid_packet
 from workflows.packet_checks import check_packet
 from workflows.secrets import find_secrets

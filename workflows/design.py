@@ -1,10 +1,9 @@
-"""The design record (SPEC §2): triggers, never-escalate cases, tiers and who decides; loader."""
+"""The design record (SPEC §2): triggers, never-escalate cases, tiers and who decides."""
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
 from datetime import timedelta
 from typing import Annotated
 
@@ -18,9 +17,9 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from models.design_errors import DesignError as DesignError  # callers import it from here
-from models.design_errors import describe_error, describe_kind, rule_error
-from models.design_fields import (
+from workflows.design_errors import DesignError as DesignError  # callers import it from here
+from workflows.design_errors import describe_error, describe_kind, rule_error
+from workflows.design_fields import (
     CaseTag,
     Duration,
     Identity,
@@ -30,9 +29,8 @@ from models.design_fields import (
     TriggerName,
     to_timedelta,
 )
-from models.design_yaml import read_design_yaml
 from workflows.durations import format_duration
-from workflows.responders import identity_key
+from workflows.identities import identity_key
 from workflows.vocabulary import (
     CRITICAL_WAITING,
     Severity,
@@ -256,12 +254,6 @@ class Design(_Frozen):
             del data["destructive_options"]
         canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         return hashlib.sha256(canonical.encode()).hexdigest()
-
-
-def load_design(path: str | os.PathLike[str]) -> Design:
-    """Read and check a design file; raise DesignError naming the file and each problem."""
-    source = os.fspath(path)
-    return parse_design(read_design_yaml(source), source=source)
 
 
 def parse_design(data: object, *, source: str) -> Design:

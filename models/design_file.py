@@ -1,13 +1,15 @@
-"""A design file read as YAML data: duplicate keys refused, problems with line and column."""
+"""Loading a design file: YAML with duplicate keys refused, problems with line and column."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Hashable
 from typing import Any
 
 import yaml
 
-from models.design_errors import DesignError
+from workflows.design import Design, parse_design
+from workflows.design_errors import DesignError
 
 
 class _DuplicateKey(yaml.MarkedYAMLError):
@@ -52,3 +54,9 @@ def read_design_yaml(source: str) -> object:
     except yaml.YAMLError as exc:
         raise DesignError(source, [f"YAML syntax error: {exc}"]) from None
     return data
+
+
+def load_design(path: str | os.PathLike[str]) -> Design:
+    """Read and check a design file; raise DesignError naming the file and each problem."""
+    source = os.fspath(path)
+    return parse_design(read_design_yaml(source), source=source)

@@ -7,9 +7,9 @@ from typing import Annotated
 
 from pydantic import BeforeValidator, Field, PlainSerializer, StringConstraints
 
-from models.design_errors import hint_names, rule_error
+from workflows.design_errors import hint_names, rule_error
 from workflows.durations import ACCEPTED_FORMS, format_duration, parse_duration
-from workflows.responders import check_pattern
+from workflows.identities import check_pattern
 from workflows.vocabulary import TriggerType
 
 
