@@ -40,7 +40,7 @@ from workers.app import make_celery
 from workers.channels import dev_inbox_path
 from workers.inbound.dispatch import status_of
 from workers.intake import accept
-from workers.runtime import Runtime, runtime_for
+from workers.runtime import runtime_for
 from workflows.errors import Conflict, EscalationError, NotFound, PacketRefused, RetryableError
 
 log = logging.getLogger(__name__)
@@ -289,6 +289,3 @@ def _openapi_with_models(app: FastAPI) -> dict[str, Any]:
 def app_from_env() -> FastAPI:
     """`uvicorn --factory api.app:app_from_env`: the app built from ESCALATE_* settings."""
     return create_app(Settings())
-
-
-__all__ = ["Runtime", "create_app"]

@@ -25,7 +25,7 @@ from workers.runtime import Runtime
 from workflows.advisory import advisory, prompt_form
 from workflows.design import Design, DesignError, parse_design
 from workflows.errors import Conflict, NotFound
-from workflows.stages import route_facts
+from workflows.routing import route_facts
 from workflows.states import TERMINAL, State
 
 COOKIE = "escalate_dashboard"

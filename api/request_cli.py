@@ -15,7 +15,7 @@ import typer
 if TYPE_CHECKING:
     from api.client import Escalations
     from workflows.design import Design
-    from workflows.requests import Request
+    from workflows.request_schema import Request
 
 EXIT_DONE, EXIT_NOT_DONE, EXIT_BAD_INPUT, EXIT_NOT_FILED = 0, 1, 2, 3
 
@@ -104,7 +104,8 @@ def compose_command(
     import secrets
     from datetime import UTC, datetime
 
-    from workflows.requests import RequestInvalid, compose, situation_from_inputs
+    from workflows.request_schema import RequestInvalid
+    from workflows.requests import compose, situation_from_inputs
 
     the_design = _design(design)
     request_id = secrets.token_hex(6)
@@ -172,7 +173,9 @@ def parse_command(
     """Read a reply against a request file and print the structured decision."""
     from datetime import UTC, datetime
 
-    from workflows.requests import REQUEST_ID, RequestInvalid, parse_request, resolve
+    from workflows.request_parsing import parse_request
+    from workflows.request_schema import REQUEST_ID, RequestInvalid
+    from workflows.requests import resolve
 
     if not REQUEST_ID.fullmatch(request_id):  # also keeps the path inside --dir
         raise _fail([f"--request-id: {request_id!r} is not 12 lowercase hex characters"])

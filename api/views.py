@@ -10,8 +10,8 @@ from models.store import decision_json, iso
 from models.tables import Decision, Delivery, Escalation, Event, Reply
 from workers.intake import Accepted
 from workers.runtime import Runtime
-from workers.tasks import nudge
-from workflows import stages
+from workers.stage_runs import nudge
+from workflows.stage_results import Stage
 
 
 def answer_accepted(
@@ -19,7 +19,7 @@ def answer_accepted(
 ) -> dict[str, Any]:
     """Nudge a new case's first stage; 201 for a new case, 200 for a resend or a join."""
     if accepted.state == "received":
-        nudge(runtime.app, stages.SNAPSHOT, accepted.id)
+        nudge(runtime.app, Stage.SNAPSHOT, accepted.id)
     if not accepted.created:
         response.status_code = status.HTTP_200_OK
     note = f"the same open question as escalation {accepted.id}: joined it; nobody is paged again"

@@ -17,7 +17,7 @@ from sqlmodel import Session, col, select
 
 from models.tables import Decision, Delivery, Escalation, Event, PipelinePhase, Reply
 from workflows.case import Case, parse_options
-from workflows.stages import DecisionSpec, EventSpec, StageResult
+from workflows.stage_results import DecisionSpec, EventSpec, StageResult
 from workflows.states import TERMINAL, State
 
 

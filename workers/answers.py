@@ -25,21 +25,17 @@ from models.tables import Decision, Escalation
 from workers.answering import token_hash
 from workers.pipelines import answers_now, charge_command
 from workers.runtime import Runtime
-from workers.tasks import nudge
-from workflows import stages
+from workers.stage_runs import nudge
 from workflows.case import Option
 from workflows.design import parse_design
 from workflows.errors import NotFound
 from workflows.pipeline import command_option
-from workflows.replies import (
-    GRAMMAR_VERSION,
-    ReplyMatch,
-    clarification,
-    match_option_name,
-    parse_reply,
-)
+from workflows.replies import GRAMMAR_VERSION, ReplyMatch, clarification, parse_reply
+from workflows.reply_vocabulary import match_option_name
 from workflows.responders import may_decide
 from workflows.secrets import scan_text
+from workflows.stage_results import Stage
+from workflows.stages import decide
 from workflows.states import OPEN_FOR_DECISION, TERMINAL, State
 
 # Outcomes that did not decide because of the case, not the words: HTTP 409.
@@ -136,7 +132,7 @@ def answer(
         # commit: the database kept one.
         return _record_superseded(runtime, escalation_id, raw, responder, channel)
     if result.decided:
-        nudge(runtime.app, stages.CLOSE, escalation_id)
+        nudge(runtime.app, Stage.CLOSE, escalation_id)
     return result
 
 
@@ -222,7 +218,7 @@ def _answer_locked(
         keep("over_cap")
         return Answer(row.id, "over_cap", f"Not decided: {spent}.")
     reply_id = keep("decided")
-    result = stages.decide(case_of(row), chosen, responder=responder, channel=channel, now=now)
+    result = decide(case_of(row), chosen, responder=responder, channel=channel, now=now)
     apply_result(session, row, result, now=now, reply_id=reply_id)
     session.flush()  # the unique key on decisions settles a race here or at commit
     decision = decision_of(session, row.id)

@@ -23,11 +23,11 @@ from workers.runtime import Runtime
 from workers.stage_runs import nudge
 from workers.unblock import unblock, write_command_file
 from workers.wakeups import post_webhook, send_wake_task
-from workflows import stages
 from workflows.blocked_file import render_blocked
+from workflows.delivery_failure import delivery_failure_packet
 from workflows.errors import PacketRefused
 from workflows.notifications import fill_markers
-from workflows.stages import Outbound, StageResult
+from workflows.stage_results import Outbound, Stage, StageResult
 from workflows.states import OPEN_FOR_DECISION, State
 
 log = logging.getLogger(__name__)
@@ -244,7 +244,7 @@ def _escalate_undelivered(
             )
         except OSError as exc:
             log.error("could not write fallback file %s: %s", fallback, exc)
-    packet = stages.delivery_failure_packet(
+    packet = delivery_failure_packet(
         case, target=delivery.target, attempts=delivery.attempts, error=error
     )
     if packet is None:
@@ -257,4 +257,4 @@ def _escalate_undelivered(
     except PacketRefused as refused:
         log.error("delivery-failure packet for %s refused: %s", case.id, refused)
         return
-    nudge(app, stages.SNAPSHOT, second.id)
+    nudge(app, Stage.SNAPSHOT, second.id)

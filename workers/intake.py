@@ -16,7 +16,7 @@ from workflows.case import options_to_json
 from workflows.errors import PacketRefused
 from workflows.intake import Admission, admit, question_key
 from workflows.secrets import find_secrets, scan_text
-from workflows.stages import EventSpec
+from workflows.stage_results import EventSpec
 from workflows.states import State
 
 log = logging.getLogger(__name__)

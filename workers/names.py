@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from workflows import stages
+from workflows.stage_results import Stage
 
 ESCALATE = "escalation.escalate"
 SNAPSHOT = "escalation.stage.snapshot"
@@ -15,10 +15,10 @@ SWEEP = "escalation.sweep"
 
 # The pure stage names the workflow speaks, mapped to the tasks that run them.
 FOR_STAGE = {
-    stages.SNAPSHOT: SNAPSHOT,
-    stages.ROUTE: ROUTE,
-    stages.DELIVER: DELIVER,
-    stages.FOLLOW_UP: FOLLOW_UP,
-    stages.TIMEOUT: TIMEOUT,
-    stages.CLOSE: CLOSE,
+    Stage.SNAPSHOT: SNAPSHOT,
+    Stage.ROUTE: ROUTE,
+    Stage.DELIVER: DELIVER,
+    Stage.FOLLOW_UP: FOLLOW_UP,
+    Stage.TIMEOUT: TIMEOUT,
+    Stage.CLOSE: CLOSE,
 }

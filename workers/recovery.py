@@ -10,9 +10,10 @@ from models.db import transaction
 from models.store import apply_result, case_of, lock_escalation
 from models.tables import Event
 from workers.runtime import Runtime
-from workers.tasks import STAGE_OF_STATE, nudge
-from workflows import stages
+from workers.stage_runs import nudge
+from workers.tasks import STAGE_OF_STATE
 from workflows.errors import Conflict, NotFound
+from workflows.stages import retry_dead_letter
 from workflows.states import State
 
 
@@ -35,7 +36,7 @@ def retry(runtime: Runtime, escalation_id: str, *, by: str) -> State:
         if parked is None or "stuck_in" not in parked.detail:
             raise Conflict(f"escalation {escalation_id} has no record of where it stuck")
         stuck_in = State(parked.detail["stuck_in"])
-        result = stages.retry_dead_letter(case_of(row), stuck_in, by=by, now=now)
+        result = retry_dead_letter(case_of(row), stuck_in, by=by, now=now)
         apply_result(session, row, result, now=now)
     nudge(runtime.app, STAGE_OF_STATE[stuck_in], escalation_id)
     return stuck_in

@@ -15,7 +15,7 @@ from models.tables import Escalation
 from workers import names
 from workers.runtime import Runtime
 from workflows.design import Design, parse_design
-from workflows.stages import StageResult
+from workflows.stage_results import Stage, StageResult
 from workflows.states import State, check_transition
 
 log = logging.getLogger(__name__)
@@ -23,7 +23,7 @@ log = logging.getLogger(__name__)
 Decide = Callable[[Session, Escalation, datetime], StageResult | None]
 
 
-def nudge(app: Any, stage: str | None, escalation_id: str) -> None:
+def nudge(app: Any, stage: Stage | None, escalation_id: str) -> None:
     """Enqueue a stage; if the broker is down the sweeper re-drives it, so only log."""
     if stage is None:
         return

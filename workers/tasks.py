@@ -21,34 +21,21 @@ from workers.intake import accept
 from workers.probes import ProbeError, read_fingerprint
 from workers.runtime import runtime_for
 from workers.stage_runs import begin_attempt, design_of, finish, nudge
-from workflows import stages
+from workflows import routing
+from workflows.closing import close_case
 from workflows.errors import PacketRefused
-from workflows.stages import StageResult
+from workflows.stage_results import Stage, StageResult
+from workflows.stages import record_snapshot
 from workflows.states import State
 
 log = logging.getLogger(__name__)
 
-# The outbox lives in workers.delivery and the stage frame in workers.stage_runs; callers
-# keep importing `nudge` from here.
-__all__ = [
-    "STAGE_OF_STATE",
-    "apply_timeout",
-    "close",
-    "deliver",
-    "escalate",
-    "follow_up",
-    "nudge",
-    "route",
-    "snapshot",
-    "sweep",
-]
-
-STAGE_OF_STATE = {
-    State.RECEIVED: stages.SNAPSHOT,
-    State.SNAPSHOTTED: stages.ROUTE,
-    State.AWAITING: stages.FOLLOW_UP,
-    State.FOLLOWED_UP: stages.TIMEOUT,
-    State.DECIDED: stages.CLOSE,
+STAGE_OF_STATE: dict[State, Stage] = {
+    State.RECEIVED: Stage.SNAPSHOT,
+    State.SNAPSHOTTED: Stage.ROUTE,
+    State.AWAITING: Stage.FOLLOW_UP,
+    State.FOLLOWED_UP: Stage.TIMEOUT,
+    State.DECIDED: Stage.CLOSE,
 }
 
 
@@ -91,7 +78,7 @@ def escalate(
     except PacketRefused as refused:
         return {"state": State.REFUSED.value, "errors": refused.problems}
     if accepted.state == State.RECEIVED:
-        nudge(self.app, stages.SNAPSHOT, accepted.id)
+        nudge(self.app, Stage.SNAPSHOT, accepted.id)
     return {"id": accepted.id, "state": accepted.state, "created": accepted.created}
 
 
@@ -112,7 +99,7 @@ def snapshot(self: Any, escalation_id: str) -> None:
         runtime,
         escalation_id,
         State.RECEIVED,
-        lambda _s, row, now: stages.record_snapshot(
+        lambda _s, row, now: record_snapshot(
             case_of(row),
             fingerprint=value,
             probe_error=error,
@@ -132,7 +119,7 @@ def route(self: Any, escalation_id: str) -> None:
 
     def decide(_session: Session, row: Escalation, now: datetime) -> StageResult:
         design = design_of(row)
-        result = stages.route_case(
+        result = routing.route_case(
             case_of(row), design, public_url=runtime.settings.resolved_public_url, now=now
         )
         token = reply_token(runtime.answer_key, row.id)  # its hash lands before any send
@@ -154,7 +141,7 @@ def follow_up(self: Any, escalation_id: str) -> None:
 
     def decide(_session: Session, row: Escalation, now: datetime) -> StageResult:
         design = design_of(row)
-        result = stages.follow_up(
+        result = routing.follow_up(
             case_of(row), design, public_url=runtime.settings.resolved_public_url, now=now
         )
         return per_channel(runtime, result)
@@ -173,7 +160,7 @@ def apply_timeout(self: Any, escalation_id: str) -> None:
         if decision_of(session, row.id) is not None:
             return None  # a late answer got in first; it wins
         design = design_of(row)
-        return stages.apply_timeout(case_of(row), design, now=now)
+        return routing.apply_timeout(case_of(row), design, now=now)
 
     finish(self.app, runtime, escalation_id, State.FOLLOWED_UP, decide)
 
@@ -193,7 +180,7 @@ def close(self: Any, escalation_id: str) -> None:
         decision = decision_of(session, row.id)
         if decision is None:
             raise RuntimeError(f"escalation {row.id} is decided but has no decision row")
-        return stages.close_case(
+        return close_case(
             case_of(row), decision_spec(decision), current=current, probe_error=error, now=now
         )
 
@@ -219,7 +206,7 @@ def sweep(self: Any) -> dict[str, int]:
     settings = runtime.settings
     now = datetime.now(UTC)
     stall_after = timedelta(seconds=settings.stall_after)
-    dispatched: list[tuple[str, str]] = []
+    dispatched: list[tuple[Stage, str]] = []
     with transaction(runtime.engine) as session:
         for row in due_escalations(session, now=now, stall_after=stall_after):
             state = State(row.state)
@@ -246,5 +233,5 @@ def sweep(self: Any) -> dict[str, int]:
     for stage, escalation_id in dispatched:
         nudge(self.app, stage, escalation_id)
     for escalation_id in sorted(wanted):
-        nudge(self.app, stages.DELIVER, escalation_id)
+        nudge(self.app, Stage.DELIVER, escalation_id)
     return {"stages": len(dispatched), "deliveries": len(wanted)}

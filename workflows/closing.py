@@ -10,7 +10,7 @@ from typing import Any
 from workflows.blocked_file import decision_log_line, render_decision, unblock_paths
 from workflows.case import Case
 from workflows.pipeline import command_record
-from workflows.stage_results import DELIVER, DecisionSpec, EventSpec, Outbound, StageResult
+from workflows.stage_results import DecisionSpec, EventSpec, Outbound, Stage, StageResult
 from workflows.states import State, check_transition
 
 
@@ -78,7 +78,7 @@ def close_case(
         events=(EventSpec("closed", close),),
         outbound=tuple(outbound),
         updates={"closed_at": now, "outcome": outcome},
-        next_stage=DELIVER if outbound else None,
+        next_stage=Stage.DELIVER if outbound else None,
     )
 
 

@@ -8,43 +8,16 @@ from typing import Any
 
 from workflows.case import Option
 from workflows.reply_reading import (
-    COMMAND_FUZZY_CUTOFF,
-    FUZZY_CUTOFF,
-    PREFIX_CONFIDENCE,
     read_reply,
 )
 from workflows.reply_vocabulary import (
-    ALIASES,
     ALWAYS_DESTRUCTIVE,
-    BARE_VERBS,
     COMMANDS,
-    EXPLICIT_ONLY,
     SPELLINGS,
-    match_option_name,
     strip_quoted,
     tokenize,
     words_of,
 )
-
-# The words live in reply_vocabulary and the reading in reply_reading; callers keep
-# importing every reply-grammar name from here.
-__all__ = [
-    "ALIASES",
-    "ALWAYS_DESTRUCTIVE",
-    "BARE_VERBS",
-    "COMMANDS",
-    "COMMAND_FUZZY_CUTOFF",
-    "EXPLICIT_ONLY",
-    "FUZZY_CUTOFF",
-    "GRAMMAR_VERSION",
-    "KINDS",
-    "PREFIX_CONFIDENCE",
-    "ReplyMatch",
-    "clarification",
-    "match_option_name",
-    "match_reply",
-    "parse_reply",
-]
 
 GRAMMAR_VERSION = "2"
 KINDS = frozenset({"decision", "command", "ambiguous", "comment", "confirm"})

@@ -15,52 +15,12 @@ from workflows.needs_human import NeedsHuman, Situation, decide_needs_human
 from workflows.replies import ReplyMatch, clarification, parse_reply
 from workflows.request_parsing import parse_request
 from workflows.request_schema import (
-    DECISION_FIELDS,
-    FIELDS,
-    LABEL_MAX,
-    OPTIONS_MAX,
-    PROMPT_MAX,
-    REPLY_FIELDS,
-    REPLY_OUTCOMES,
-    REQUEST_ID,
-    VERBS,
     Request,
     RequestInvalid,
-    RequestOption,
     RequestStatus,
-    TimeoutDefault,
 )
 from workflows.secrets import find_secrets
 from workflows.vocabulary import Severity, TriggerType
-
-# The schema and its parser live in request_schema and request_parsing; callers keep
-# importing every request-file name from here.
-__all__ = [
-    "DECISION_FIELDS",
-    "DEFAULT_OPTIONS",
-    "FIELDS",
-    "LABEL_MAX",
-    "OPTIONS_MAX",
-    "PROMPT_MAX",
-    "REPLY_FIELDS",
-    "REPLY_OUTCOMES",
-    "REQUEST_ID",
-    "TRIGGER_SEVERITY",
-    "VERBS",
-    "Composed",
-    "Request",
-    "RequestInvalid",
-    "RequestOption",
-    "RequestStatus",
-    "Resolution",
-    "TimeoutDefault",
-    "compose",
-    "first_sentence",
-    "packet_for",
-    "parse_request",
-    "resolve",
-    "situation_from_inputs",
-]
 
 DEFAULT_OPTIONS = ("Approve=approve", "Deny=deny")
 # Severity of a filed request by trigger; any other trigger files as medium.

@@ -10,12 +10,11 @@ from workflows.design import Design
 from workflows.notifications import RouteFacts, render_follow_up, render_notification
 from workflows.packet_checks import check_packet
 from workflows.stage_results import (
-    CLOSE,
-    DELIVER,
     SYSTEM,
     DecisionSpec,
     EventSpec,
     Outbound,
+    Stage,
     StageResult,
 )
 from workflows.states import State, check_transition
@@ -93,7 +92,7 @@ def route_case(case: Case, design: Design, *, public_url: str, now: datetime) ->
         next_action_at=now + tier.window,
         outbound=tuple(notify),
         updates={"routed_at": now},
-        next_stage=DELIVER,
+        next_stage=Stage.DELIVER,
     )
 
 
@@ -132,7 +131,7 @@ def follow_up(case: Case, design: Design, *, public_url: str, now: datetime) -> 
         next_action_at=max(routed_at + tier.timeout, now),
         outbound=tuple(outbound),
         updates={"followed_up_at": now},
-        next_stage=DELIVER,
+        next_stage=Stage.DELIVER,
     )
 
 
@@ -162,7 +161,7 @@ def apply_timeout(case: Case, design: Design, *, now: datetime) -> StageResult:
         ),
         updates={"decided_at": now},
         decision=decision,
-        next_stage=CLOSE,
+        next_stage=Stage.CLOSE,
     )
 
 

@@ -5,19 +5,23 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from enum import StrEnum
 from typing import Any
 
 from workflows.states import State
 
-# Stage names: the workers map each to its Celery task.
-SNAPSHOT, ROUTE, DELIVER, FOLLOW_UP, TIMEOUT, CLOSE = (
-    "snapshot",
-    "route",
-    "deliver",
-    "follow_up",
-    "timeout",
-    "close",
-)
+
+class Stage(StrEnum):
+    """The workflow's steps; the workers map each to its Celery task."""
+
+    SNAPSHOT = "snapshot"
+    ROUTE = "route"
+    DELIVER = "deliver"
+    FOLLOW_UP = "follow_up"
+    TIMEOUT = "timeout"
+    CLOSE = "close"
+
+
 SYSTEM = "system"
 
 
@@ -64,4 +68,4 @@ class StageResult:
     outbound: tuple[Outbound, ...] = ()
     updates: Mapping[str, Any] = field(default_factory=dict)
     decision: DecisionSpec | None = None
-    next_stage: str | None = None
+    next_stage: Stage | None = None

@@ -1,4 +1,7 @@
-"""The six stages (SPEC §3) as pure functions: state, design and `now` in, a decision out."""
+"""The stages that are not routing or closing: the snapshot, a decision, a dead-letter retry.
+
+Routing, follow-up and timeout live in routing.py, the close in closing.py.
+"""
 
 from __future__ import annotations
 
@@ -6,57 +9,8 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from workflows.case import Case, Option
-from workflows.closing import Recheck, close_case, recheck
-from workflows.delivery_failure import delivery_failure_packet
-from workflows.routing import (
-    PIPELINE_TIMEOUT_COMMAND,
-    apply_timeout,
-    follow_up,
-    route_case,
-    route_facts,
-)
-from workflows.stage_results import (
-    CLOSE,
-    DELIVER,
-    FOLLOW_UP,
-    ROUTE,
-    SNAPSHOT,
-    SYSTEM,
-    TIMEOUT,
-    DecisionSpec,
-    EventSpec,
-    Outbound,
-    StageResult,
-)
+from workflows.stage_results import DecisionSpec, EventSpec, Stage, StageResult
 from workflows.states import RETRYABLE, State, TransitionRefused, check_transition
-
-# The values live in stage_results, routing in routing, closing in closing and the
-# delivery-failure packet in delivery_failure; callers keep importing every stage name here.
-__all__ = [
-    "CLOSE",
-    "DELIVER",
-    "FOLLOW_UP",
-    "PIPELINE_TIMEOUT_COMMAND",
-    "ROUTE",
-    "SNAPSHOT",
-    "SYSTEM",
-    "TIMEOUT",
-    "DecisionSpec",
-    "EventSpec",
-    "Outbound",
-    "Recheck",
-    "StageResult",
-    "apply_timeout",
-    "close_case",
-    "decide",
-    "delivery_failure_packet",
-    "follow_up",
-    "recheck",
-    "record_snapshot",
-    "retry_dead_letter",
-    "route_case",
-    "route_facts",
-]
 
 
 def record_snapshot(
@@ -92,7 +46,7 @@ def record_snapshot(
         state=check_transition(case.state, State.SNAPSHOTTED),
         events=(EventSpec("snapshot_recorded", detail),),
         updates={"snapshot": snapshot},
-        next_stage=ROUTE,
+        next_stage=Stage.ROUTE,
     )
 
 
@@ -114,7 +68,7 @@ def decide(
         ),
         updates={"decided_at": now},
         decision=decision,
-        next_stage=CLOSE,
+        next_stage=Stage.CLOSE,
     )
 
 

@@ -16,8 +16,9 @@ from workflows.blocked_file import (
     unblock_paths,
 )
 from workflows.case import Case, Option, parse_options
+from workflows.closing import close_case
 from workflows.examples import valid_packet
-from workflows.stages import DecisionSpec, Outbound, close_case
+from workflows.stage_results import DecisionSpec, Outbound
 from workflows.states import State
 
 HEADINGS = ["# Blocked", "## Question:", "## Context:", "## Attempted:", "## Choices:"]

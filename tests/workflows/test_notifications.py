@@ -21,7 +21,7 @@ from workflows.notifications import (
     render_follow_up,
     render_notification,
 )
-from workflows.stages import route_facts
+from workflows.routing import route_facts
 from workflows.states import State
 
 DESIGN = load_design(Path(__file__).resolve().parents[2] / "examples" / "design.yaml")

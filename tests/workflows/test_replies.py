@@ -12,14 +12,8 @@ from typer.testing import CliRunner
 
 from api.parse_reply_cli import register
 from workflows.case import Option, parse_options
-from workflows.replies import (
-    GRAMMAR_VERSION,
-    ReplyMatch,
-    clarification,
-    match_option_name,
-    match_reply,
-    parse_reply,
-)
+from workflows.replies import GRAMMAR_VERSION, ReplyMatch, clarification, match_reply, parse_reply
+from workflows.reply_vocabulary import match_option_name
 
 DEFAULTS = parse_options(None)  # approve, deny
 APPROVE, DENY = DEFAULTS

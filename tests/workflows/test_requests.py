@@ -24,13 +24,7 @@ from workflows.request_schema import (
     RequestInvalid,
     RequestStatus,
 )
-from workflows.requests import (
-    compose,
-    first_sentence,
-    packet_for,
-    resolve,
-    situation_from_inputs,
-)
+from workflows.requests import compose, first_sentence, packet_for, resolve, situation_from_inputs
 from workflows.vocabulary import Severity, TimeoutAction, TriggerType
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

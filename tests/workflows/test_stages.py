@@ -12,29 +12,15 @@ import yaml
 
 from models.design_file import load_design
 from workflows.case import Case, Option, parse_options
+from workflows.closing import Recheck, close_case, recheck
+from workflows.delivery_failure import delivery_failure_packet
 from workflows.design import Design, parse_design
 from workflows.examples import valid_packet
 from workflows.packet_checks import check_packet
+from workflows.routing import apply_timeout, follow_up, route_case, route_facts
 from workflows.secrets import find_secrets
-from workflows.stages import (
-    CLOSE,
-    DELIVER,
-    ROUTE,
-    DecisionSpec,
-    EventSpec,
-    Outbound,
-    Recheck,
-    StageResult,
-    apply_timeout,
-    close_case,
-    decide,
-    delivery_failure_packet,
-    follow_up,
-    recheck,
-    record_snapshot,
-    route_case,
-    route_facts,
-)
+from workflows.stage_results import DecisionSpec, EventSpec, Outbound, Stage, StageResult
+from workflows.stages import decide, record_snapshot
 from workflows.states import State, TransitionRefused
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -143,7 +129,7 @@ def test_given_a_received_case_when_snapshotted_then_spec_value_and_revocations_
             },
         ),
     )
-    assert result.next_stage == ROUTE
+    assert result.next_stage == Stage.ROUTE
     assert result.outbound == ()
     assert result.decision is None
     assert result.next_action_at is None
@@ -226,7 +212,7 @@ def test_given_a_medium_packet_when_routed_then_primary_and_marked_copy_are_queu
         == "[escalate] blocked in run-8842 on 2026-10-16T09:30:00+00:00"
     )
     assert result.updates == {"routed_at": NOW}
-    assert result.next_stage == DELIVER
+    assert result.next_stage == Stage.DELIVER
     assert result.decision is None
 
 
@@ -381,7 +367,7 @@ def test_given_a_window_passed_when_following_up_then_primary_and_next_tier_are_
     # the timeout runs from when the case was routed, not from the follow-up
     assert result.next_action_at == NOW + timedelta(hours=1)
     assert result.updates == {"followed_up_at": later}
-    assert result.next_stage == DELIVER
+    assert result.next_stage == Stage.DELIVER
 
 
 @pytest.mark.parametrize("severity", ["low", "medium", "critical"])
@@ -464,7 +450,7 @@ def test_given_nobody_decided_when_timed_out_then_the_default_is_the_decision(
         ),
     )
     assert result.updates == {"decided_at": later}
-    assert result.next_stage == CLOSE
+    assert result.next_stage == Stage.CLOSE
     assert result.outbound == ()
 
 
@@ -513,7 +499,7 @@ def test_given_an_open_case_when_a_human_decides_then_the_decision_is_recorded(
         ),
     )
     assert result.updates == {"decided_at": NOW}
-    assert result.next_stage == CLOSE
+    assert result.next_stage == Stage.CLOSE
 
 
 def test_a_decision_keeps_label_and_value_apart() -> None:
@@ -708,7 +694,7 @@ def test_given_task_and_webhook_wakes_then_both_are_queued_with_the_close_payloa
         Outbound("wake_task", "celery", "agent.resume", payload=payload),
         Outbound("wake_webhook", "webhook", "https://agent.example/wake", payload=payload),
     )
-    assert result.next_stage == DELIVER
+    assert result.next_stage == Stage.DELIVER
 
 
 @pytest.mark.parametrize("wake", [{}, {"fallback_file": "BLOCKED.md"}, {"task": None}])

@@ -3,7 +3,3 @@
 One module per outside system (slack, telegram, ntfy). They are pure functions of the raw
 request (plus the clock where it matters); the HTTP endpoints and the store are elsewhere.
 """
-
-from workers.inbound.common import Ignored, InboundMessage, InboundRejected
-
-__all__ = ["Ignored", "InboundMessage", "InboundRejected"]
