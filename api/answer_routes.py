@@ -15,15 +15,17 @@ from fastapi.responses import HTMLResponse, JSONResponse
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from api.auth import require
+from api.statuses import status_of, status_of_error
 from models.db import transaction
 from models.store import case_of
 from models.tables import Escalation
-from workers.answering import LinkRefused, read_link
+from workers.answering import read_link
 from workers.answers import answer
 from workers.inbound import ntfy, slack, telegram
-from workers.inbound.common import Ignored, InboundMessage, InboundRejected
-from workers.inbound.dispatch import MissLimiter, route_reply, status_of
+from workers.inbound.common import InboundMessage
+from workers.inbound.dispatch import MissLimiter, route_reply
 from workers.runtime import Runtime
+from workflows.errors import Ignored, InboundRejected, LinkRefused
 
 TEMPLATES = Environment(
     loader=FileSystemLoader(Path(__file__).resolve().parent / "templates"),
@@ -36,14 +38,21 @@ def answer_router(runtime: Runtime) -> APIRouter:
     limiter = MissLimiter()
 
     def handle(message: InboundMessage) -> JSONResponse:
-        status, body = route_reply(runtime, limiter, message)
-        return JSONResponse(body, status)
+        result = route_reply(runtime, limiter, message)
+        body = {
+            "id": result.escalation_id,
+            "outcome": result.outcome,
+            "understood": result.option,
+            "message": result.message,
+            "decision": result.decision,
+        }
+        return JSONResponse(body, status_of(result))
 
     def from_platform(read: Callable[[], InboundMessage | dict[str, str]]) -> JSONResponse:
         try:
             message = read()
         except InboundRejected as rejected:
-            return JSONResponse({"detail": rejected.reason}, rejected.status_code)
+            return JSONResponse({"detail": rejected.reason}, status_of_error(rejected))
         except Ignored as ignored:
             return JSONResponse({"ignored": ignored.reason}, 200)
         if isinstance(message, dict):  # Slack's url_verification challenge

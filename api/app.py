@@ -22,6 +22,7 @@ from api.answer_routes import answer_router
 from api.auth import load_tokens, require
 from api.dashboard import dashboard_router
 from api.pipeline_routes import pipeline_router
+from api.statuses import on_error, status_of
 from api.views import (
     answer_accepted,
     escalation_detail,
@@ -38,10 +39,9 @@ from workers import blockers
 from workers.answers import answer
 from workers.app import make_celery
 from workers.channels import dev_inbox_path
-from workers.inbound.dispatch import status_of
 from workers.intake import accept
 from workers.runtime import runtime_for
-from workflows.errors import Conflict, EscalationError, NotFound, PacketRefused, RetryableError
+from workflows.errors import EscalationError, NotFound
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +53,6 @@ def _session(request: Request) -> Iterator[Session]:
 
 Db = Annotated[Session, Depends(_session)]
 WAIT_POLL = 0.25  # seconds between SQL reads while a long-poll holds
-STATUS_OF = {NotFound: 404, Conflict: 409, PacketRefused: 422, RetryableError: 503}
 
 
 def create_app(settings: Settings, *, migrate: bool = True) -> FastAPI:
@@ -72,12 +71,7 @@ def create_app(settings: Settings, *, migrate: bool = True) -> FastAPI:
     app.state.tokens = load_tokens(settings)
     app.state.runtime = runtime
 
-    @app.exception_handler(EscalationError)
-    async def on_error(_request: Request, exc: EscalationError) -> JSONResponse:
-        code = next((c for kind, c in STATUS_OF.items() if isinstance(exc, kind)), 422)
-        if isinstance(exc, PacketRefused):
-            return JSONResponse({"detail": "packet refused", "errors": exc.problems}, code)
-        return JSONResponse({"detail": str(exc)}, code)
+    app.add_exception_handler(EscalationError, on_error)  # type: ignore[arg-type]
 
     app.include_router(answer_router(runtime))
     app.include_router(pipeline_router(runtime, public_url=settings.resolved_public_url))

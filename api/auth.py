@@ -10,20 +10,21 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from models import state_files
 from models.settings import Settings
+from workflows.errors import ConfigError
 
 ROLES = ("agent", "operator", "admin")
 _bearer = HTTPBearer(auto_error=False)
 
 
 def parse_tokens(text: str) -> dict[str, str]:
-    """'agent:abc,operator:def' → {token: role}; raises ValueError naming the bad entry."""
+    """'agent:abc,operator:def' → {token: role}; raises ConfigError naming the bad entry."""
     tokens: dict[str, str] = {}
     for entry in (part.strip() for part in text.split(",")):
         if not entry:
             continue
         role, sep, token = entry.partition(":")
         if not sep or role not in ROLES or not token:
-            raise ValueError(
+            raise ConfigError(
                 f"ESCALATE_API_TOKENS: entry {entry.split(':')[0]!r}... must be "
                 f"role:token with role one of {', '.join(ROLES)}"
             )

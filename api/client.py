@@ -9,12 +9,14 @@ from typing import Any, ParamSpec, TypeVar
 
 import httpx
 
+from workflows.errors import EscalationError, PermanentError
+
 TERMINAL_STATES = {"closed", "refused", "dead_letter"}
 P = ParamSpec("P")
 R = TypeVar("R")
 
 
-class ClientError(Exception):
+class ClientError(EscalationError):
     """The server refused or could not be reached; `status` is the HTTP status (0 if none)."""
 
     def __init__(self, status: int, detail: Any) -> None:
@@ -151,7 +153,7 @@ class _Waiting:
         return case["state"] in TERMINAL_STATES or timed_out
 
 
-class ApprovalDenied(Exception):
+class ApprovalDenied(PermanentError):
     """The decision on a `require_approval` escalation did not approve; `.case` says why."""
 
     def __init__(self, case: dict[str, Any] | None) -> None:

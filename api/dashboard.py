@@ -16,15 +16,14 @@ from sqlmodel import Session, col, select
 
 from api.answer_routes import TEMPLATES
 from api.auth import role_of
-from models.store import as_utc, case_of, decision_json, decision_of, iso
+from api.statuses import status_of
+from models.store import as_utc, case_of, decision_json, decision_of, design_of, iso
 from models.tables import Escalation, Event, Reply
 from workers.answers import answer
-from workers.inbound.dispatch import status_of
 from workers.recovery import retry
 from workers.runtime import Runtime
 from workflows.advisory import advisory, prompt_form
-from workflows.design import Design, DesignError, parse_design
-from workflows.errors import Conflict, NotFound
+from workflows.errors import Conflict, DesignError, NotFound
 from workflows.routing import route_facts
 from workflows.states import TERMINAL, State
 
@@ -71,19 +70,6 @@ class Sessions:
         return f"{data['r']}/{data['n']}" if data.get("n") else str(data["r"])
 
 
-_DESIGNS: dict[str, Design] = {}  # by content hash: a design version is parsed once
-
-
-def _design(row: Escalation) -> Design:
-    """The case's frozen design (cached by its hash rather than parsed for every card)."""
-    assert row.design is not None
-    if row.design_hash is None:
-        return parse_design(row.design, source=f"escalation {row.id}")
-    if row.design_hash not in _DESIGNS:
-        _DESIGNS[row.design_hash] = parse_design(row.design, source=f"escalation {row.id}")
-    return _DESIGNS[row.design_hash]
-
-
 def _card(row: Escalation) -> dict[str, Any]:
     """What one case shows: advisory, prompt form with answer links, deadline, decision."""
     case = case_of(row)
@@ -102,7 +88,7 @@ def _card(row: Escalation) -> dict[str, Any]:
     if not row.design or not row.packet:  # refused: nothing was routed, nothing to answer
         return card
     try:
-        design = _design(row)
+        design = design_of(row)
     except DesignError as broken:  # a parked case may be parked for exactly this: show it
         return {**card, "problems": [*card["problems"], str(broken)]}
     facts = route_facts(design, case)

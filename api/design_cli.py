@@ -23,7 +23,7 @@ def check(
     """Validate a design file: exit 0 and print a summary, or exit 1 listing each problem."""
     # Imported here so `escalate --help` and other commands do not pay for pydantic/yaml.
     from models.design_file import load_design
-    from workflows.design import DesignError
+    from workflows.errors import DesignError
 
     try:
         design = load_design(file)

@@ -40,7 +40,7 @@ def _fail(lines: list[str], source: str = "") -> typer.Exit:
 def _design(path: Path | None) -> Design:
     from models.design_file import load_design
     from models.settings import Settings
-    from workflows.design import DesignError
+    from workflows.errors import DesignError
 
     try:
         return load_design(path or Settings().design_path)
@@ -104,7 +104,7 @@ def compose_command(
     import secrets
     from datetime import UTC, datetime
 
-    from workflows.request_schema import RequestInvalid
+    from workflows.errors import RequestInvalid
     from workflows.requests import compose, situation_from_inputs
 
     the_design = _design(design)
@@ -173,8 +173,9 @@ def parse_command(
     """Read a reply against a request file and print the structured decision."""
     from datetime import UTC, datetime
 
+    from workflows.errors import RequestInvalid
     from workflows.request_parsing import parse_request
-    from workflows.request_schema import REQUEST_ID, RequestInvalid
+    from workflows.request_schema import REQUEST_ID
     from workflows.requests import resolve
 
     if not REQUEST_ID.fullmatch(request_id):  # also keeps the path inside --dir

@@ -16,7 +16,7 @@ def serve() -> None:
     from api.serve import supervise
     from models.design_file import load_design
     from models.migrate import upgrade
-    from workflows.design import DesignError
+    from workflows.errors import DesignError
 
     settings = load_settings()
     try:
@@ -67,6 +67,7 @@ def telegram_poll() -> None:
     from workers.inbound.dispatch import MissLimiter, poll_telegram_once
     from workers.inbound.telegram import TelegramPoller
     from workers.runtime import runtime_for
+    from workflows.errors import EscalationError
 
     settings = load_settings()
     if not settings.telegram_bot_token:
@@ -76,10 +77,11 @@ def telegram_poll() -> None:
     typer.echo("polling Telegram for replies (Ctrl-C stops)")
     with TelegramPoller(settings.telegram_bot_token) as poller:
         while True:
-            for status, body in poll_telegram_once(runtime, poller, limiter):
-                typer.echo(
-                    f"{status} {body.get('id', '-')}: {body.get('message') or body.get('detail')}"
-                )
+            for result in poll_telegram_once(runtime, poller, limiter):
+                if isinstance(result, EscalationError):
+                    typer.echo(f"refused: {result}")
+                else:
+                    typer.echo(f"{result.outcome} {result.escalation_id}: {result.message}")
 
 
 def inbox(

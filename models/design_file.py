@@ -9,7 +9,7 @@ from typing import Any
 import yaml
 
 from workflows.design import Design, parse_design
-from workflows.design_errors import DesignError
+from workflows.errors import DesignError
 
 
 class _DuplicateKey(yaml.MarkedYAMLError):

@@ -17,6 +17,7 @@ from sqlmodel import Session, col, select
 
 from models.tables import Decision, Delivery, Escalation, Event, PipelinePhase, Reply
 from workflows.case import Case, parse_options
+from workflows.design import Design, parse_design
 from workflows.stage_results import DecisionSpec, EventSpec, StageResult
 from workflows.states import TERMINAL, State
 
@@ -81,6 +82,19 @@ def case_of(row: Escalation) -> Case:
         created_at=as_utc(row.created_at),
         routed_at=as_utc(row.routed_at),
     )
+
+
+_DESIGNS: dict[str, Design] = {}  # by content hash: each design version is parsed once
+
+
+def design_of(row: Escalation) -> Design:
+    """The design the case was routed with, frozen at intake (parsed once per version)."""
+    if row.design_hash is None or row.design_hash not in _DESIGNS:
+        design = parse_design(row.design, source=f"escalation {row.id}")
+        if row.design_hash is None:
+            return design
+        _DESIGNS[row.design_hash] = design
+    return _DESIGNS[row.design_hash]
 
 
 def add_event(

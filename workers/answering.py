@@ -16,6 +16,8 @@ from typing import Any
 
 from itsdangerous import BadSignature, SignatureExpired, URLSafeTimedSerializer
 
+from workflows.errors import LinkRefused
+
 # Crockford's base32 without I, L, O, U: easy to read out and to type on a phone.
 _ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 TOKEN_LENGTH = 10  # 50 bits: see README, "Answering from a channel", for the guessing odds
@@ -55,10 +57,6 @@ class LinkClaim:
     escalation_id: str
     option: str
     via: str
-
-
-class LinkRefused(Exception):
-    """A link that is forged, altered or expired (one answer for all three)."""
 
 
 @lru_cache(maxsize=8)  # one per key; building it derives the signing key each time

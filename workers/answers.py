@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -17,87 +16,48 @@ from models.store import (
     case_of,
     decision_json,
     decision_of,
+    design_of,
     lock_escalation,
+    lock_pipeline_phase,
     record_reply,
     reply_by_platform_id,
 )
 from models.tables import Decision, Escalation
 from workers.answering import token_hash
-from workers.pipelines import answers_now, charge_command
+from workers.pipelines import counted, save_counters
 from workers.runtime import Runtime
 from workers.stage_runs import nudge
-from workflows.case import Option
-from workflows.design import parse_design
 from workflows.errors import NotFound
-from workflows.pipeline import command_option
-from workflows.replies import GRAMMAR_VERSION, ReplyMatch, clarification, parse_reply
-from workflows.reply_vocabulary import match_option_name
-from workflows.responders import may_decide
+from workflows.judgement import (
+    Judgement,
+    PipelineFacts,
+    PriorDecision,
+    ReplyContext,
+    ReplyOutcome,
+    judge,
+    superseded_message,
+    withheld_marker,
+)
+from workflows.replies import GRAMMAR_VERSION
 from workflows.secrets import scan_text
 from workflows.stage_results import Stage
 from workflows.stages import decide
-from workflows.states import OPEN_FOR_DECISION, TERMINAL, State
-
-# Outcomes that did not decide because of the case, not the words: HTTP 409.
-CONFLICTS = frozenset({"superseded", "too_early"})
-# Outcomes refused because of the reply itself: HTTP 422 (over_cap: a §6 cap is spent).
-REFUSALS = frozenset({"unknown_option", "withheld", "over_cap"})
-# The responder may not decide this case (the design's responder policy): HTTP 403.
-FORBIDDEN = frozenset({"not_allowed"})
+from workflows.states import State
 
 
 @dataclass(frozen=True)
 class Answer:
-    """What became of a reply: decided, comment, ambiguous, superseded, too early, refused."""
+    """What became of a reply, as its sender is told."""
 
     escalation_id: str
-    outcome: str
+    outcome: ReplyOutcome
     message: str
     option: str | None = None
     decision: dict[str, Any] | None = None
 
     @property
     def decided(self) -> bool:
-        return self.outcome == "decided"
-
-
-def _valid_answers(row: Escalation) -> str:
-    return ", ".join(option["label"] for option in row.options)
-
-
-def _understand(row: Escalation, option: str | None, text: str) -> tuple[ReplyMatch, str | None]:
-    """The reply's match, or a refusal outcome when it names no option or holds a secret."""
-    kinds = scan_text(text)
-    if kinds:
-        return ReplyMatch("comment"), "withheld"
-    options = case_of(row).options
-    if option is not None:
-        chosen = match_option_name(options, option)
-        if chosen is None:
-            return ReplyMatch("comment"), "unknown_option"
-        return ReplyMatch("decision", chosen, "option"), None
-    destructive = destructive_labels(row, options)
-    if row.pipeline:  # the §6 commands, as far as the caps allowed when the case opened
-        accepted = row.pipeline.get("accepted", [])
-        return (
-            parse_reply(
-                text, options, pipeline=True, allowed_commands=accepted, destructive=destructive
-            ),
-            None,
-        )
-    return parse_reply(text, options, destructive=destructive), None
-
-
-def destructive_labels(row: Escalation, options: Sequence[Option]) -> frozenset[str]:
-    """Answers that need CONFIRM: marked so by the run or the design, and, on a critical
-    case, any answer that stops the run (SPEC: STOP on critical cases)."""
-    named = {label.lower() for label in parse_design(row.design, source=row.id).destructive_options}
-    critical = row.severity == "critical"
-    return frozenset(
-        o.label
-        for o in options
-        if o.destructive or o.label.lower() in named or (critical and not o.resumes)
-    )
+        return self.outcome is ReplyOutcome.DECIDED
 
 
 def answer(
@@ -110,13 +70,12 @@ def answer(
     channel: str,
     message_id: str | None = None,
 ) -> Answer:
-    """Match and record one reply; decide the case if it is the first deciding one.
+    """Judge and record one reply; decide the case if it is the first deciding one.
 
     `message_id` is the platform's id for the message: a second delivery of it is
     recognised and changes nothing.
     """
     now = datetime.now(UTC)
-    raw = option if option is not None else (text or "")
     try:
         with transaction(runtime.engine) as session:
             row = lock_escalation(session, escalation_id)
@@ -124,128 +83,99 @@ def answer(
                 raise NotFound(f"no escalation {escalation_id}")
             if message_id and (seen := reply_by_platform_id(session, channel, message_id)):
                 return Answer(
-                    row.id, "duplicate", f"Already received this message (it was {seen.outcome})."
+                    row.id,
+                    ReplyOutcome.DUPLICATE,
+                    f"Already received this message (it was {seen.outcome}).",
                 )
-            result = _answer_locked(session, row, option, raw, responder, channel, now, message_id)
+            context = _context(session, row, now=now)
+            verdict = judge(context, option=option, text=text or "", responder=responder)
+            result = _record(session, row, verdict, responder, channel, now, message_id)
     except IntegrityError:
         # Another reply decided (or the same message arrived) between our read and our
         # commit: the database kept one.
+        raw = option if option is not None else (text or "")
         return _record_superseded(runtime, escalation_id, raw, responder, channel)
     if result.decided:
         nudge(runtime.app, Stage.CLOSE, escalation_id)
     return result
 
 
-def _answer_locked(
+def _context(session: Session, row: Escalation, *, now: datetime) -> ReplyContext:
+    """The locked case as the judge reads it; a pipeline's phase is locked too."""
+    prior = decision_of(session, row.id)
+    pipeline = None
+    if row.pipeline:
+        facts = row.pipeline
+        phase = lock_pipeline_phase(session, facts["pipeline_id"], facts["phase"], now=now)
+        pipeline = PipelineFacts(
+            phase=facts["phase"],
+            accepted=tuple(facts.get("accepted", [])),
+            offered=tuple(facts.get("offered", [])),
+            counters=counted(phase),
+        )
+    return ReplyContext(
+        case_id=row.id,
+        state=State(row.state),
+        options=tuple(case_of(row).options),
+        severity=row.severity,
+        trigger_type=row.trigger_type,
+        owner=row.owner,
+        design=design_of(row),
+        prior=_prior(prior),
+        pipeline=pipeline,
+    )
+
+
+def _prior(decision: Decision | None) -> PriorDecision | None:
+    if decision is None:
+        return None
+    return PriorDecision(decision.option, decision.decided_by, as_utc(decision.at))
+
+
+def _record(
     session: Session,
     row: Escalation,
-    option: str | None,
-    raw: str,
+    verdict: Judgement,
     responder: str,
     channel: str,
     now: datetime,
-    message_id: str | None = None,
+    message_id: str | None,
 ) -> Answer:
-    match, refusal = _understand(row, option, raw)
-
-    def keep(outcome: str, *, text: str = raw) -> int | None:
-        chosen = match.option.label if match.option else None
-        audit = {
+    """Keep the reply with its outcome; on a decision, charge the caps and decide."""
+    match = verdict.match
+    withheld = verdict.outcome is ReplyOutcome.WITHHELD
+    reply = record_reply(
+        session,
+        row,
+        channel=channel,
+        sender=responder,
+        text=verdict.text,
+        option=match.option.label if match.option else None,
+        matched_by=match.matched_by,
+        outcome=verdict.outcome,
+        now=now,
+        audit={
             "platform_message_id": message_id,
-            "parsed": {} if refusal == "withheld" else match.to_dict(),
+            "parsed": {} if withheld else match.to_dict(),
             "grammar_version": GRAMMAR_VERSION,
             "token_id": row.reply_token_hash[:12] if row.reply_token_hash else None,
-        }
-        reply = record_reply(
-            session,
-            row,
-            channel=channel,
-            sender=responder,
-            text=text,
-            option=chosen,
-            matched_by=match.matched_by,
-            outcome=outcome,
-            now=now,
-            audit=audit,
-        )
-        return reply.id
-
-    if refusal == "withheld":
-        # Never store a secret: the audit keeps that a reply came, not what it said.
-        kinds = ", ".join(scan_text(raw))
-        keep("withheld", text=f"[withheld: contains a secret ({kinds})]")
-        return Answer(row.id, "withheld", f"Not recorded: the reply contains a secret ({kinds}).")
-    if refusal == "unknown_option":
-        keep("unknown_option")
-        return Answer(
-            row.id, "unknown_option", f"option {option!r} is not one of: {_valid_answers(row)}"
-        )
-    existing = decision_of(session, row.id)
-    if existing is not None or State(row.state) in TERMINAL:
-        keep("superseded")
-        return _superseded(row, existing)
-    if not match.decides:
-        outcome = "needs_confirmation" if match.needs_confirmation else match.kind
-        if match.reason == "not_allowed":  # a command the caps no longer allow
-            outcome = "over_cap"
-        keep(outcome)
-        return Answer(
-            row.id, outcome, "Recorded. " + clarification(answers_now(session, row), match=match)
-        )
-    if State(row.state) not in OPEN_FOR_DECISION:
-        keep("too_early")
-        return Answer(
-            row.id,
-            "too_early",
-            f"Escalation {row.id} is still being routed ({row.state}); answer again in a moment.",
-        )
-    chosen = match.option
-    if chosen is None:  # a command typed but never offered (SKIP)
-        assert match.command is not None
-        chosen = command_option(match.command)
-    verdict = may_decide(
-        parse_design(row.design, source=f"escalation {row.id}"),
-        severity=row.severity,
-        trigger_type=row.trigger_type,
-        responder=responder,
-        owner=row.owner,
-        resumes=chosen.resumes,
+        },
     )
-    if not verdict.allowed:
-        keep("not_allowed")
-        return Answer(row.id, "not_allowed", f"Not decided: {verdict.reason}.")
-    if row.pipeline and (spent := charge_command(session, row, chosen.value, now=now)):
-        keep("over_cap")
-        return Answer(row.id, "over_cap", f"Not decided: {spent}.")
-    reply_id = keep("decided")
+    prior = decision_of(session, row.id) if verdict.outcome is ReplyOutcome.SUPERSEDED else None
+    if not verdict.decided or verdict.chosen is None:
+        decided = decision_json(prior) if prior else None
+        return Answer(
+            row.id, verdict.outcome, verdict.message, prior.option if prior else None, decided
+        )
+    if verdict.counters is not None:
+        save_counters(session, row, verdict.counters, now=now)
+    chosen = verdict.chosen
     result = decide(case_of(row), chosen, responder=responder, channel=channel, now=now)
-    apply_result(session, row, result, now=now, reply_id=reply_id)
+    apply_result(session, row, result, now=now, reply_id=reply.id)
     session.flush()  # the unique key on decisions settles a race here or at commit
     decision = decision_of(session, row.id)
     assert decision is not None
-    return Answer(
-        row.id,
-        "decided",
-        f"Decided: {chosen.label}.",
-        chosen.label,
-        decision_json(decision),
-    )
-
-
-def _superseded(row: Escalation, existing: Decision | None) -> Answer:
-    if existing is None:
-        return Answer(
-            row.id, "superseded", f"Escalation {row.id} is {row.state}; nothing to decide."
-        )
-    when = at.isoformat(timespec="seconds") if (at := as_utc(existing.at)) else "earlier"
-    return Answer(
-        row.id,
-        "superseded",
-        f"Already decided: {existing.option} by {existing.decided_by} at {when}. "
-        "Your reply was recorded.",
-        existing.option,
-        decision_json(existing),
-    )
+    return Answer(row.id, verdict.outcome, verdict.message, chosen.label, decision_json(decision))
 
 
 def _record_superseded(
@@ -253,7 +183,6 @@ def _record_superseded(
 ) -> Answer:
     now = datetime.now(UTC)
     kinds = scan_text(raw)  # this path, too, never stores a secret
-    text = f"[withheld: contains a secret ({', '.join(kinds)})]" if kinds else raw
     with transaction(runtime.engine) as session:
         row = lock_escalation(session, escalation_id)
         assert row is not None
@@ -262,13 +191,21 @@ def _record_superseded(
             row,
             channel=channel,
             sender=responder,
-            text=text,
+            text=withheld_marker(kinds) if kinds else raw,
             option=None,
             matched_by=None,
-            outcome="superseded",
+            outcome=ReplyOutcome.SUPERSEDED,
             now=now,
         )
-        return _superseded(row, decision_of(session, escalation_id))
+        context = _context(session, row, now=now)
+        existing = decision_of(session, escalation_id)
+        return Answer(
+            row.id,
+            ReplyOutcome.SUPERSEDED,
+            superseded_message(context),
+            existing.option if existing else None,
+            decision_json(existing) if existing else None,
+        )
 
 
 TOKEN_GRACE = timedelta(days=1)  # late replies are still told what was decided

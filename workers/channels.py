@@ -23,6 +23,7 @@ from tenacity import (
 )
 
 from models.settings import Settings
+from workflows.errors import ConfigError
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +56,7 @@ class ChannelBook:
         if config_path is not None:
             config = apprise.AppriseConfig()
             if not config.add(str(config_path)):
-                raise ValueError(f"{config_path}: apprise cannot read this config")
+                raise ConfigError(f"{config_path}: apprise cannot read this config")
             self._apprise.add(config)
         # Measured: apprise's lazy config loading is not thread-safe (under a thread pool some
         # find() calls came back empty), so resolve each tag once, under a lock.

@@ -20,12 +20,10 @@ from dulwich.ignore import IgnoreFilter, IgnoreFilterManager, read_ignore_patter
 from dulwich.index import ConflictedIndexEntry, IndexEntry, read_index_dict
 from dulwich.refs import HEADREF, DiskRefsContainer
 
+from workflows.errors import ProbeError
+
 GITLINK = 0o160000  # a submodule's entry: its commit, not files of this tree
 NO_HEAD = "0" * 40
-
-
-class GitTreeError(Exception):
-    """The work tree is not one this probe reads."""
 
 
 def git_fingerprint(work_tree: str) -> str:
@@ -35,7 +33,7 @@ def git_fingerprint(work_tree: str) -> str:
     control = top / ".git"
     # A .git file (worktree, submodule) or link can point anywhere: only a real folder is read.
     if control.is_symlink() or not control.is_dir():
-        raise GitTreeError(f"{work_tree} has no .git folder (a .git file or link is not followed)")
+        raise ProbeError(f"{work_tree} has no .git folder (a .git file or link is not followed)")
     head = _head(control)
     index = _index(control)
     digest = hashlib.sha256()
@@ -48,7 +46,7 @@ def _head(control: Path) -> str:
     try:
         _chain, sha = DiskRefsContainer(str(control)).follow(HEADREF)
     except (NotGitRepository, OSError, ValueError, KeyError) as exc:
-        raise GitTreeError(f"cannot read HEAD: {type(exc).__name__}") from None
+        raise ProbeError(f"cannot read HEAD: {type(exc).__name__}") from None
     return sha.decode("ascii") if sha else NO_HEAD  # an unborn branch has no commit yet
 
 
@@ -60,7 +58,7 @@ def _index(control: Path) -> dict[bytes, IndexEntry | ConflictedIndexEntry]:
         with _open_nofollow(path) as handle:
             return read_index_dict(handle)
     except (OSError, ValueError, AssertionError) as exc:
-        raise GitTreeError(f"cannot read the index: {type(exc).__name__}") from None
+        raise ProbeError(f"cannot read the index: {type(exc).__name__}") from None
 
 
 def _tree_entries(
@@ -72,7 +70,7 @@ def _tree_entries(
     index_mtime_ns = (control / "index").stat().st_mtime_ns if index else 0
     for path in sorted(index):
         if not _is_plain_relative(path):
-            raise GitTreeError(f"the index names an unsafe path {path[:80]!r}")
+            raise ProbeError(f"the index names an unsafe path {path[:80]!r}")
         entry = index[path]
         if isinstance(entry, ConflictedIndexEntry):
             yield path, b"conflicted"

@@ -13,31 +13,21 @@ from typing import Any
 from sqlmodel import Session
 
 from models.db import transaction
-from models.store import case_of, lock_pipeline_phase
+from models.store import lock_pipeline_phase
 from models.tables import Escalation, PipelinePhase
 from workers.intake import Accepted, accept, admit_here
 from workers.local_files import outside_roots, refused_paths
 from workers.runtime import Runtime
 from workers.unblock import write_atomically
-from workflows.case import Option
-from workflows.errors import PacketRefused
+from workflows.errors import PacketRefused, PipelineStateError
 from workflows.pipeline import (
     Counters,
     advisory,
-    charge,
     escalation_request,
-    executable,
     offer,
     redacted,
 )
-from workflows.pipeline_state import (
-    MALFORMED,
-    STATE_FILES,
-    FileReading,
-    PipelineStateError,
-    interpret,
-    read_state_file,
-)
+from workflows.pipeline_state import MALFORMED, STATE_FILES, FileReading, interpret, read_state_file
 from workflows.secrets import scan_text
 
 SUMMARY_FILE = "escalation_summary.json"
@@ -196,35 +186,9 @@ def phase_counters(runtime: Runtime, pipeline_id: str, phase: str) -> dict[str, 
     }
 
 
-def charge_command(session: Session, row: Escalation, command: str, *, now: datetime) -> str | None:
-    """Count a chosen reset against its phase, under lock; why it cannot run when a cap is spent.
-
-    The offer was made when the case opened; another case in the same phase may have used
-    the last reset since, so the cap is checked again here.
-    """
+def save_counters(session: Session, row: Escalation, after: Counters, *, now: datetime) -> None:
+    """Write a phase's counters after a charged command; the row is locked already."""
     pipeline = row.pipeline or {}
     phase = lock_pipeline_phase(session, pipeline["pipeline_id"], pipeline["phase"], now=now)
-    counters = counted(phase)
-    after = charge(counters, command)
-    if after is None:
-        still = ", ".join(executable(counters, pipeline.get("offered", []))) or "(none)"
-        return (
-            f"{command} cannot run: phase {pipeline['phase']} has used {phase.resets} resets "
-            f"and {phase.nuclear} nuclear resets. Reply with one of: {still}"
-        )
     phase.resets, phase.nuclear, phase.updated_at = after.resets, after.nuclear, now
     session.add(phase)
-    return None
-
-
-def answers_now(session: Session, row: Escalation) -> Sequence[Option]:
-    """The case's answers a reply may still choose: for a pipeline, what its phase's
-    counters allow now (another case may have spent a reset since this one opened)."""
-    options = case_of(row).options
-    pipeline = row.pipeline
-    if not pipeline:
-        return options
-    phase = session.get(PipelinePhase, (pipeline["pipeline_id"], pipeline["phase"]))
-    counters = counted(phase)
-    still = set(executable(counters, [option.label for option in options]))
-    return tuple(option for option in options if option.label in still)

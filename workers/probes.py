@@ -9,20 +9,10 @@ from typing import Any
 
 import httpx
 
-from workers.git_tree import GitTreeError, git_fingerprint
+from workers.git_tree import git_fingerprint
+from workflows.errors import ProbeError
 
 PROBE_TIMEOUT = 10.0
-
-
-class ProbeError(Exception):
-    """The fingerprint could not be read."""
-
-
-def _git(path: str) -> str:
-    try:
-        return git_fingerprint(path)
-    except GitTreeError as exc:
-        raise ProbeError(str(exc)) from None
 
 
 def _file(path: str) -> str:
@@ -64,7 +54,7 @@ def _read(spec: Mapping[str, Any] | None) -> str | None:
     if kind == "none":
         return None
     if kind == "git":
-        return _git(str(spec.get("path", ".")))
+        return git_fingerprint(str(spec.get("path", ".")))
     if kind == "file":
         return _file(str(spec["path"]))
     if kind == "http":

@@ -14,7 +14,6 @@ from models.store import add_event, apply_result, lock_escalation
 from models.tables import Escalation
 from workers import names
 from workers.runtime import Runtime
-from workflows.design import Design, parse_design
 from workflows.stage_results import Stage, StageResult
 from workflows.states import State, check_transition
 
@@ -75,8 +74,3 @@ def finish(app: Any, runtime: Runtime, escalation_id: str, expected: State, deci
             return
         apply_result(session, row, result, now=now)
     nudge(app, result.next_stage, escalation_id)
-
-
-def design_of(row: Escalation) -> Design:
-    """The design the case was routed with, frozen at intake."""
-    return parse_design(row.design, source=f"escalation {row.id}")

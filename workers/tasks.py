@@ -12,18 +12,25 @@ from celery import shared_task
 from sqlmodel import Session, col, update
 
 from models.db import transaction
-from models.store import case_of, decision_of, decision_spec, due_deliveries, due_escalations
+from models.store import (
+    case_of,
+    decision_of,
+    decision_spec,
+    design_of,
+    due_deliveries,
+    due_escalations,
+)
 from models.tables import Escalation
 from workers import blockers, names
 from workers.answering import reply_token, token_hash
 from workers.delivery import deliver_one, per_channel
 from workers.intake import accept
-from workers.probes import ProbeError, read_fingerprint
+from workers.probes import read_fingerprint
 from workers.runtime import runtime_for
-from workers.stage_runs import begin_attempt, design_of, finish, nudge
+from workers.stage_runs import begin_attempt, finish, nudge
 from workflows import routing
 from workflows.closing import close_case
-from workflows.errors import PacketRefused
+from workflows.errors import PacketRefused, PermanentError, ProbeError
 from workflows.stage_results import Stage, StageResult
 from workflows.stages import record_snapshot
 from workflows.states import State
@@ -179,7 +186,7 @@ def close(self: Any, escalation_id: str) -> None:
     def decide(session: Session, row: Escalation, now: datetime) -> StageResult:
         decision = decision_of(session, row.id)
         if decision is None:
-            raise RuntimeError(f"escalation {row.id} is decided but has no decision row")
+            raise PermanentError(f"escalation {row.id} is decided but has no decision row")
         return close_case(
             case_of(row), decision_spec(decision), current=current, probe_error=error, now=now
         )

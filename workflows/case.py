@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from workflows.errors import InvalidInput
 from workflows.states import State
 
 # A decision of stopping, not resuming, whatever its label (SPEC §3.6 stop outcome).
@@ -52,36 +53,36 @@ def parse_options(raw: object) -> tuple[Option, ...]:
     if raw is None or raw == []:
         raw = list(DEFAULT_OPTIONS)
     if not isinstance(raw, list):
-        raise ValueError("options: must be a list of {label, value, description}")
+        raise InvalidInput("options: must be a list of {label, value, description}")
     options: list[Option] = []
     for index, entry in enumerate(raw):
         if isinstance(entry, str):
             entry = {"label": entry}
         if not isinstance(entry, Mapping):
-            raise ValueError(f"options[{index}]: must be text or an object with a label")
+            raise InvalidInput(f"options[{index}]: must be text or an object with a label")
         label = entry.get("label")
         if not isinstance(label, str) or not label.strip():
-            raise ValueError(f"options[{index}].label: missing or empty")
+            raise InvalidInput(f"options[{index}].label: missing or empty")
         value = entry.get("value", label)
         if not isinstance(value, str) or not value.strip():
-            raise ValueError(f"options[{index}].value: must be non-empty text")
+            raise InvalidInput(f"options[{index}].value: must be non-empty text")
         for name, text in (("label", label), ("value", value)):
             if any(not ch.isprintable() for ch in text):  # would break one-line layouts
-                raise ValueError(f"options[{index}].{name}: must be one line of printable text")
+                raise InvalidInput(f"options[{index}].{name}: must be one line of printable text")
         description = entry.get("description", "")
         if not isinstance(description, str):
-            raise ValueError(f"options[{index}].description: must be text")
+            raise InvalidInput(f"options[{index}].description: must be text")
         resumes = entry.get("resumes", value.strip().lower() not in STOP_WORDS)
         destructive = entry.get("destructive", False)
         for name, flag in (("resumes", resumes), ("destructive", destructive)):
             if not isinstance(flag, bool):
-                raise ValueError(f"options[{index}].{name}: must be true or false")
+                raise InvalidInput(f"options[{index}].{name}: must be true or false")
         options.append(
             Option(label.strip(), value.strip(), description.strip(), resumes, destructive)
         )
     labels = [option.label.lower() for option in options]
     if len(set(labels)) != len(labels):
-        raise ValueError("options: two options share a label")
+        raise InvalidInput("options: two options share a label")
     return tuple(options)
 
 

@@ -17,7 +17,6 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from workflows.design_errors import DesignError as DesignError  # callers import it from here
 from workflows.design_errors import describe_error, describe_kind, rule_error
 from workflows.design_fields import (
     CaseTag,
@@ -30,6 +29,7 @@ from workflows.design_fields import (
     to_timedelta,
 )
 from workflows.durations import format_duration
+from workflows.errors import DesignError
 from workflows.identities import identity_key
 from workflows.vocabulary import (
     CRITICAL_WAITING,

@@ -11,15 +11,6 @@ from pydantic_core import ErrorDetails, PydanticCustomError
 from workflows.vocabulary import TriggerType
 
 
-class DesignError(ValueError):
-    """A design that cannot be used; `problems` holds one actionable line per problem."""
-
-    def __init__(self, source: str, problems: Sequence[str]) -> None:
-        self.source = source
-        self.problems = list(problems)
-        super().__init__("\n".join(f"{source}: {problem}" for problem in self.problems))
-
-
 def rule_error(detail: str, path: str = "") -> PydanticCustomError:
     """A design-rule error; `path` extends the error's location below the validated model."""
     # The detail goes through ctx so braces in user text are never read as a template.

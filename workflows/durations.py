@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from datetime import timedelta
 
+from workflows.errors import InvalidInput
+
 # Units appear at most once each, largest first, so "30m1h" or "1h1h" (usually a typo)
 # is refused rather than silently summed. Each part may carry a decimal ("1.5h").
 _PART = r"(?:(?P<{unit}>\d+(?:\.\d+)?){unit}\s*)?"
@@ -17,24 +19,24 @@ ACCEPTED_FORMS = "use e.g. 90s, 15m, 2h, 1d, 1h30m"
 
 
 def parse_duration(text: str) -> timedelta:
-    """Parse a positive duration made of d/h/m/s parts (e.g. "1h30m"); raise ValueError."""
+    """Parse a positive duration made of d/h/m/s parts (e.g. "1h30m"); raise InvalidInput."""
     if not isinstance(text, str):
-        raise ValueError(f"{text!r} is not a duration ({ACCEPTED_FORMS})")
+        raise InvalidInput(f"{text!r} is not a duration ({ACCEPTED_FORMS})")
     stripped = text.strip()
     # A bare number is refused: in a policy file "90" could mean seconds or minutes,
     # and guessing a response window wrong is worse than asking for the unit.
     if re.fullmatch(r"\d+(?:\.\d+)?", stripped):
-        raise ValueError(f"{text!r} has no unit ({ACCEPTED_FORMS})")
+        raise InvalidInput(f"{text!r} has no unit ({ACCEPTED_FORMS})")
     if stripped.startswith("-"):
-        raise ValueError(f"{text!r} is negative; a duration must be positive ({ACCEPTED_FORMS})")
+        raise InvalidInput(f"{text!r} is negative; a duration must be positive ({ACCEPTED_FORMS})")
     match = _PATTERN.match(stripped)
     if not stripped or match is None:
-        raise ValueError(f"{text!r} is not a duration ({ACCEPTED_FORMS})")
+        raise InvalidInput(f"{text!r} is not a duration ({ACCEPTED_FORMS})")
     seconds = sum(
         float(value) * _SECONDS[unit] for unit, value in match.groupdict().items() if value
     )
     if seconds <= 0:
-        raise ValueError(f"{text!r} is not a positive duration ({ACCEPTED_FORMS})")
+        raise InvalidInput(f"{text!r} is not a positive duration ({ACCEPTED_FORMS})")
     return timedelta(seconds=seconds)
 
 
@@ -42,7 +44,7 @@ def format_duration(value: timedelta) -> str:
     """Render a timedelta in the form parse_duration reads back (e.g. "1h30m", "0.5s")."""
     total = value.total_seconds()
     if total <= 0:
-        raise ValueError(f"{value!r} is not a positive duration")
+        raise InvalidInput(f"{value!r} is not a positive duration")
     whole = int(total)
     parts: list[str] = []
     for unit in "dhm":

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from workflows.errors import InvalidInput
+
 ANY_LINK = "link:*"
 LINK_VIA = "link via "
 PATTERN_FORMS = "e.g. slack:U123, telegram:*, api:operator, link via ops or link:*"
@@ -13,43 +15,43 @@ def identity_key(identity: str) -> str:
 
 
 def check_pattern(text: str) -> str:
-    """A decider pattern, trimmed; ValueError says what is wrong with a malformed one."""
+    """A decider pattern, trimmed; InvalidInput says what is wrong with a malformed one."""
     # Forms: channel:id (exact), channel:* (anyone on that channel), link via <tag> (a link
     # sent to that apprise tag) and link:* (any link). Only the link form has spaces, because
     # that is how a link's answer is recorded ("link via ops"); a spaced id is a typo.
     pattern = text.strip()
     if not pattern:
-        raise ValueError(f"must be an identity, got an empty value ({PATTERN_FORMS})")
+        raise InvalidInput(f"must be an identity, got an empty value ({PATTERN_FORMS})")
     if "://" in pattern:
-        raise ValueError(f"{pattern!r} is a URL, not an identity ({PATTERN_FORMS})")
+        raise InvalidInput(f"{pattern!r} is a URL, not an identity ({PATTERN_FORMS})")
     words = pattern.split()
     if words[0].casefold() == "link" and len(words) > 1:
         return _check_link(words)
     if len(words) > 1:
-        raise ValueError(f"{pattern!r} has a space; only 'link via <tag>' may ({PATTERN_FORMS})")
+        raise InvalidInput(f"{pattern!r} has a space; only 'link via <tag>' may ({PATTERN_FORMS})")
     if pattern == "*":
-        raise ValueError(
+        raise InvalidInput(
             "'*' would let anyone decide: leave deciders out for that, "
             "or name a channel (e.g. slack:*)"
         )
     channel, colon, who = pattern.partition(":")
     if not colon:
-        raise ValueError(
+        raise InvalidInput(
             f"{pattern!r} has no channel; write channel:id (e.g. slack:{pattern}, "
             f"cli:{pattern}) or channel:*"
         )
     if not channel:
-        raise ValueError(f"{pattern!r} has no channel before the colon ({PATTERN_FORMS})")
+        raise InvalidInput(f"{pattern!r} has no channel before the colon ({PATTERN_FORMS})")
     if not who:
-        raise ValueError(
+        raise InvalidInput(
             f"{pattern!r} has no id after the colon (write {channel}:ID or {channel}:*)"
         )
     if "*" in channel:
-        raise ValueError(f"{pattern!r}: name the channel; only the id may be * (e.g. slack:*)")
+        raise InvalidInput(f"{pattern!r}: name the channel; only the id may be * (e.g. slack:*)")
     if "*" in who and who != "*":
-        raise ValueError(f"{pattern!r}: * stands for a whole id only (write {channel}:*)")
+        raise InvalidInput(f"{pattern!r}: * stands for a whole id only (write {channel}:*)")
     if channel.casefold() == "link" and who != "*":
-        raise ValueError(
+        raise InvalidInput(
             f"{pattern!r} never matches: a link answers as 'link via <tag>' "
             f"(write link via {who}, or link:* for any link)"
         )
@@ -60,9 +62,9 @@ def _check_link(words: list[str]) -> str:
     """Check `link via <tag>`, the one pattern with spaces."""
     written = " ".join(words)
     if len(words) != 3 or words[1].casefold() != "via" or "," in words[2]:
-        raise ValueError(f"{written!r} must be 'link via <tag>' with one apprise tag")
+        raise InvalidInput(f"{written!r} must be 'link via <tag>' with one apprise tag")
     if words[2] == "*":
-        raise ValueError(f"{written!r}: write link:* for a link sent to any tag")
+        raise InvalidInput(f"{written!r}: write link:* for a link sent to any tag")
     return written
 
 

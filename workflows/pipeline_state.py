@@ -8,6 +8,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from workflows.errors import PipelineStateError
+
 REQUIRED_FILE = "phase_state.json"
 OPTIONAL_FILES = (
     "failure_context.json",
@@ -52,14 +54,6 @@ def read_state_file(name: str, raw: bytes | None) -> FileReading:
     if not isinstance(data, dict):
         return FileReading(name, MALFORMED, error=f"must hold a JSON object, not {_kind(data)}")
     return FileReading(name, READ, data, digest=digest)
-
-
-class PipelineStateError(ValueError):
-    """The state cannot carry an escalation: every problem, each naming its file and key."""
-
-    def __init__(self, problems: list[str]) -> None:
-        super().__init__("; ".join(problems))
-        self.problems = problems
 
 
 @dataclass(frozen=True)

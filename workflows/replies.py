@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workflows.case import Option
+from workflows.errors import InvalidInput
 from workflows.reply_reading import (
     read_reply,
 )
@@ -39,7 +40,7 @@ class ReplyMatch:
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
-            raise ValueError(f"kind: {self.kind!r} is not one of {sorted(KINDS)}")
+            raise InvalidInput(f"kind: {self.kind!r} is not one of {sorted(KINDS)}")
         if self.option is None and self.command is None:
             object.__setattr__(self, "confidence", 0.0)  # nothing matched, nothing to be sure of
 
@@ -69,7 +70,7 @@ def _command_set(names: Iterable[str]) -> frozenset[str]:
     for name in names:
         spelled = SPELLINGS.get(tokenize(name))
         if spelled is None:
-            raise ValueError(f"allowed_commands: {name!r} is not a command of SPEC §6")
+            raise InvalidInput(f"allowed_commands: {name!r} is not a command of SPEC §6")
         commands.add(spelled[0])
     return frozenset(commands)
 

@@ -8,6 +8,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any, TypeVar
 
+from workflows.errors import RequestInvalid
 from workflows.request_schema import (
     DECISION_FIELDS,
     FIELDS,
@@ -19,7 +20,6 @@ from workflows.request_schema import (
     REQUEST_ID,
     VERBS,
     Request,
-    RequestInvalid,
     RequestOption,
     RequestStatus,
     TimeoutDefault,

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from workflows.errors import PermanentError
 from workflows.vocabulary import Severity, TimeoutAction, TriggerType
 
 # The mobile prompt form (SPEC §4): limits are refused with an error, never truncated.
@@ -41,14 +40,6 @@ class RequestStatus(StrEnum):
     OPEN = "open"
     RESOLVED = "resolved"
     EXPIRED = "expired"
-
-
-class RequestInvalid(PermanentError):
-    """A request (composed or read back) breaks its schema; one line per problem."""
-
-    def __init__(self, problems: Sequence[str]) -> None:
-        self.problems = list(problems)
-        super().__init__("request invalid: " + "; ".join(self.problems))
 
 
 FIELDS = (

@@ -11,14 +11,11 @@ from typing import Any
 
 from workflows.case import Option
 from workflows.design import Design
+from workflows.errors import RequestInvalid
 from workflows.needs_human import NeedsHuman, Situation, decide_needs_human
 from workflows.replies import ReplyMatch, clarification, parse_reply
 from workflows.request_parsing import parse_request
-from workflows.request_schema import (
-    Request,
-    RequestInvalid,
-    RequestStatus,
-)
+from workflows.request_schema import Request, RequestStatus
 from workflows.secrets import find_secrets
 from workflows.vocabulary import Severity, TriggerType
 

@@ -14,7 +14,8 @@ import yaml
 from pydantic import ValidationError
 
 from models.design_file import load_design
-from workflows.design import Design, DesignError, parse_design
+from workflows.design import Design, parse_design
+from workflows.errors import DesignError
 from workflows.vocabulary import Severity, TimeoutAction, TriggerType, WaitingBehavior
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

@@ -17,8 +17,9 @@ import pytest
 
 from tests.workers.conftest import Harness
 from workers.answers import answer
-from workers.probes import ProbeError, read_fingerprint
+from workers.probes import read_fingerprint
 from workers.runtime import runtime_for
+from workflows.errors import ProbeError
 from workflows.examples import valid_packet
 
 Plant = Callable[[Path, Path], None]

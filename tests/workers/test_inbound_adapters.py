@@ -12,8 +12,14 @@ import httpx
 import pytest
 
 from workers.inbound import ntfy, slack, telegram
-from workers.inbound.common import Ignored, InboundMessage, InboundRejected
-from workflows.errors import PermanentError, RetryableError
+from workers.inbound.common import InboundMessage
+from workflows.errors import (
+    Ignored,
+    InboundRejected,
+    PermanentError,
+    Rejection,
+    RetryableError,
+)
 
 NOW = 1_700_000_000.0
 SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
@@ -132,7 +138,7 @@ def test_given_a_request_not_signed_by_slack_in_the_window_when_verified_then_40
 ) -> None:
     with pytest.raises(InboundRejected) as refused:
         slack.verify(secret, headers, body, now=now)
-    assert refused.value.status_code == 401
+    assert refused.value.why is Rejection.NOT_GENUINE  # answered 401
     assert isinstance(refused.value, PermanentError)
 
 
@@ -285,7 +291,7 @@ def test_given_a_body_slack_would_not_send_when_parsed_then_400(
 ) -> None:
     with pytest.raises(InboundRejected) as refused:
         slack.parse(body, content_type)
-    assert refused.value.status_code == 400
+    assert refused.value.why is Rejection.UNREADABLE  # answered 400
 
 
 # --- Telegram: webhook secret and updates -------------------------------------------------------
@@ -311,13 +317,13 @@ def test_given_the_webhook_secret_header_when_verified_then_only_ours_passes(
         return
     with pytest.raises(InboundRejected) as refused:
         telegram.verify("s3cr3t-Token_1", headers)
-    assert refused.value.status_code == 401
+    assert refused.value.why is Rejection.NOT_GENUINE  # answered 401
 
 
 def test_given_no_secret_configured_when_a_webhook_arrives_then_it_fails_closed() -> None:
     with pytest.raises(InboundRejected) as refused:
         telegram.verify("", {telegram.SECRET_HEADER: ""})
-    assert refused.value.status_code == 401
+    assert refused.value.why is Rejection.NOT_GENUINE  # answered 401
 
 
 USER = {"id": 42, "is_bot": False, "first_name": "Ada"}
@@ -378,7 +384,7 @@ def test_given_an_update_that_is_not_a_reply_when_parsed_then_it_is_ignored(
 def test_given_an_update_without_update_id_when_parsed_then_400() -> None:
     with pytest.raises(InboundRejected) as refused:
         telegram.parse_update({"message": tg_message(1)["message"]})
-    assert refused.value.status_code == 400
+    assert refused.value.why is Rejection.UNREADABLE  # answered 400
 
 
 # --- Telegram: the getUpdates poller ------------------------------------------------------------
@@ -737,4 +743,4 @@ def test_given_two_posts_when_parsed_then_message_ids_match_only_for_the_same_de
 def test_given_a_post_that_is_not_our_button_when_parsed_then_400(body: bytes) -> None:
     with pytest.raises(InboundRejected) as refused:
         ntfy.parse(body, {}, now=NOW)
-    assert refused.value.status_code == 400
+    assert refused.value.why is Rejection.UNREADABLE  # answered 400

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from workflows.case import parse_options
+from workflows.errors import PipelineStateError
 from workflows.intake import admit
 from workflows.pipeline import (
     NUCLEAR_WARNING,
@@ -25,7 +26,6 @@ from workflows.pipeline_state import (
     MALFORMED,
     READ,
     STATE_FILES,
-    PipelineStateError,
     interpret,
     read_state_file,
 )

@@ -13,6 +13,7 @@ import pytest
 
 from models.design_file import load_design
 from workflows.design import Design
+from workflows.errors import RequestInvalid
 from workflows.packet_checks import check_packet
 from workflows.request_parsing import parse_request
 from workflows.request_schema import (
@@ -21,7 +22,6 @@ from workflows.request_schema import (
     OPTIONS_MAX,
     PROMPT_MAX,
     Request,
-    RequestInvalid,
     RequestStatus,
 )
 from workflows.requests import compose, first_sentence, packet_for, resolve, situation_from_inputs

@@ -5,13 +5,8 @@ from __future__ import annotations
 import hmac
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
 
 from workers.answering import looks_like_token
-from workflows.errors import PermanentError
-
-UNAUTHORIZED: Literal[401] = 401
-MALFORMED: Literal[400] = 400
 
 
 @dataclass(frozen=True)
@@ -23,23 +18,6 @@ class InboundMessage:
     sender: str  # the platform's stable user id ("ntfy" has none: the token is all there is)
     message_id: str  # the platform's id for this delivery, for the caller's dedup
     token: str | None = None  # set when a button we built carried it; else take text's 1st word
-
-
-class InboundRejected(PermanentError):
-    """The request is not from the platform (401) or cannot be read (400); answer with the code."""
-
-    def __init__(self, reason: str, *, status_code: Literal[400, 401] = MALFORMED) -> None:
-        self.reason = reason
-        self.status_code = status_code
-        super().__init__(f"inbound request rejected ({status_code}): {reason}")
-
-
-class Ignored(Exception):
-    """A genuine platform event that is not an operator reply (bot echo, edit, join, ...)."""
-
-    def __init__(self, reason: str) -> None:
-        self.reason = reason
-        super().__init__(reason)
 
 
 def header(headers: Mapping[str, str], name: str) -> str | None:

@@ -1,4 +1,4 @@
-"""One path for every reply that arrives by code: throttle, find the case, answer, one status.
+"""One path for every reply that arrives by code: throttle, find the case, answer.
 
 Used by the HTTP endpoints (api/answer_routes.py) and the Telegram long-polling loop.
 """
@@ -8,14 +8,20 @@ from __future__ import annotations
 import logging
 import time
 from collections import defaultdict, deque
-from typing import Any
 
 from workers.answering import looks_like_token, normalise_token
-from workers.answers import CONFLICTS, FORBIDDEN, REFUSALS, Answer, answer, find_by_token
-from workers.inbound.common import Ignored, InboundMessage
+from workers.answers import Answer, answer, find_by_token
+from workers.inbound.common import InboundMessage
 from workers.inbound.telegram import TelegramPoller
 from workers.runtime import Runtime
-from workflows.errors import RetryableError
+from workflows.errors import (
+    EscalationError,
+    Ignored,
+    InvalidInput,
+    NotFound,
+    RetryableError,
+    Throttled,
+)
 
 log = logging.getLogger(__name__)
 
@@ -39,22 +45,15 @@ class MissLimiter:
         self._misses[sender].append(time.monotonic())
 
 
-def status_of(result: Answer) -> int:
-    """The HTTP status a reply's outcome maps to."""
-    if result.outcome in CONFLICTS or result.outcome == "ambiguous":
-        return 409
-    if result.outcome in FORBIDDEN:
-        return 403
-    return 422 if result.outcome in REFUSALS else 200
+def route_reply(runtime: Runtime, limiter: MissLimiter, message: InboundMessage) -> Answer:
+    """Find the case by the code the reply starts with (or a button carried) and answer it.
 
-
-def route_reply(
-    runtime: Runtime, limiter: MissLimiter, message: InboundMessage
-) -> tuple[int, dict[str, Any]]:
-    """Find the case by the code the reply starts with (or a button carried) and answer it."""
+    Raises Throttled while this sender keeps missing, NotFound for a code that is not a
+    live case's, and InvalidInput for a code with no answer after it.
+    """
     who = f"{message.channel}:{message.sender}"
     if limiter.blocked(who):
-        return 429, {"detail": "too many unknown codes; wait a minute"}
+        raise Throttled("too many unknown codes; wait a minute")
     words = message.text.split(None, 1)
     code, rest = [*words, "", ""][:2]
     if message.token and normalise_token(code) != normalise_token(message.token):
@@ -62,10 +61,10 @@ def route_reply(
     escalation_id = find_by_token(runtime, code) if looks_like_token(code) else None
     if escalation_id is None:
         limiter.miss(who)
-        return 404, {"detail": UNKNOWN_TOKEN}
+        raise NotFound(UNKNOWN_TOKEN)
     if not rest.strip():
-        return 422, {"detail": "the code needs an answer after it"}
-    result = answer(
+        raise InvalidInput("the code needs an answer after it")
+    return answer(
         runtime,
         escalation_id,
         text=rest,
@@ -73,29 +72,24 @@ def route_reply(
         channel=message.channel,
         message_id=message.message_id or None,
     )
-    body = {
-        "id": escalation_id,
-        "outcome": result.outcome,
-        "understood": result.option,
-        "message": result.message,
-        "decision": result.decision,
-    }
-    return status_of(result), body
 
 
 def poll_telegram_once(
     runtime: Runtime, poller: TelegramPoller, limiter: MissLimiter
-) -> list[tuple[int, dict[str, Any]]]:
-    """One long poll: every new update answered; duplicates are caught by message id."""
+) -> list[Answer | EscalationError]:
+    """One long poll: every new update answered (or the reason it was not); duplicates are
+    caught by message id, updates that are not replies are skipped."""
     try:
         messages, _ = poller.fetch(poller.offset)
     except RetryableError as exc:
         log.warning("telegram poll: %s", exc)
         return []
-    results = []
+    results: list[Answer | EscalationError] = []
     for message in messages:
         try:
             results.append(route_reply(runtime, limiter, message))
         except Ignored:
             continue
+        except EscalationError as refused:
+            results.append(refused)
     return results

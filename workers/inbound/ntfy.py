@@ -14,12 +14,8 @@ import time
 from collections.abc import Mapping, Sequence
 
 from workers.answering import looks_like_token
-from workers.inbound.common import (
-    InboundMessage,
-    InboundRejected,
-    header,
-    leading_token,
-)
+from workers.inbound.common import InboundMessage, header, leading_token
+from workflows.errors import InboundRejected, InvalidInput
 
 MAX_ACTIONS = 3  # ntfy refuses the whole message above this ("only 3 actions allowed")
 MAX_BODY = 2048  # bytes; our own buttons send a token and an option label
@@ -40,15 +36,15 @@ def answer_actions(links: Sequence[tuple[str, str]], *, token: str) -> str:
     header, ASCII-escaped) so labels with quotes, backslashes or non-ASCII text survive.
     """
     if not 1 <= len(links) <= MAX_ACTIONS:
-        raise ValueError(f"ntfy allows 1 to {MAX_ACTIONS} action buttons, got {len(links)}")
+        raise InvalidInput(f"ntfy allows 1 to {MAX_ACTIONS} action buttons, got {len(links)}")
     if not looks_like_token(token):
-        raise ValueError("the reply token is not token-shaped")
+        raise InvalidInput("the reply token is not token-shaped")
     actions = []
     for label, url in links:
         if not label.strip():
-            raise ValueError("an action button needs a label")
+            raise InvalidInput("an action button needs a label")
         if not _HTTP_URL.fullmatch(url):
-            raise ValueError("an action URL must be an http(s) URL of printable ASCII")
+            raise InvalidInput("an action URL must be an http(s) URL of printable ASCII")
         actions.append({"label": label, "url": url, "body": f"{token} {label}"})
     short = [_short_action(action) for action in actions]
     if all(part is not None for part in short):

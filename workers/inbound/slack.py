@@ -10,16 +10,8 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qs
 
-from workers.inbound.common import (
-    MALFORMED,
-    UNAUTHORIZED,
-    Ignored,
-    InboundMessage,
-    InboundRejected,
-    header,
-    leading_token,
-    same_secret,
-)
+from workers.inbound.common import InboundMessage, header, leading_token, same_secret
+from workflows.errors import Ignored, InboundRejected, Rejection
 
 SIGNATURE_HEADER = "X-Slack-Signature"
 TIMESTAMP_HEADER = "X-Slack-Request-Timestamp"
@@ -40,21 +32,21 @@ def sign(signing_secret: str, timestamp: str, raw_body: bytes) -> str:
 def verify(signing_secret: str, headers: Mapping[str, str], raw_body: bytes, *, now: float) -> None:
     """Accept only a request Slack signed within the replay window; else InboundRejected(401)."""
     if not signing_secret:
-        raise InboundRejected("no Slack signing secret is configured", status_code=UNAUTHORIZED)
+        raise InboundRejected("no Slack signing secret is configured", why=Rejection.NOT_GENUINE)
     timestamp = header(headers, TIMESTAMP_HEADER)
     signature = header(headers, SIGNATURE_HEADER)
     if not timestamp or not signature:
         missing = TIMESTAMP_HEADER if not timestamp else SIGNATURE_HEADER
-        raise InboundRejected(f"missing {missing}", status_code=UNAUTHORIZED)
+        raise InboundRejected(f"missing {missing}", why=Rejection.NOT_GENUINE)
     if not _TIMESTAMP.fullmatch(timestamp):
-        raise InboundRejected(f"{TIMESTAMP_HEADER} is not a Unix time", status_code=UNAUTHORIZED)
+        raise InboundRejected(f"{TIMESTAMP_HEADER} is not a Unix time", why=Rejection.NOT_GENUINE)
     # Checked before the HMAC: a captured request replayed later fails here, whatever it signs.
     if abs(now - int(timestamp)) > REPLAY_WINDOW:
         raise InboundRejected(
-            f"{TIMESTAMP_HEADER} is more than {REPLAY_WINDOW}s from now", status_code=UNAUTHORIZED
+            f"{TIMESTAMP_HEADER} is more than {REPLAY_WINDOW}s from now", why=Rejection.NOT_GENUINE
         )
     if not same_secret(sign(signing_secret, timestamp, raw_body), signature):
-        raise InboundRejected(f"{SIGNATURE_HEADER} does not match", status_code=UNAUTHORIZED)
+        raise InboundRejected(f"{SIGNATURE_HEADER} does not match", why=Rejection.NOT_GENUINE)
 
 
 def parse(raw_body: bytes, content_type: str) -> InboundMessage | dict[str, str]:
@@ -139,7 +131,7 @@ def _json_object(raw: bytes, what: str) -> Mapping[str, Any]:
     try:
         data = json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError):
-        raise InboundRejected(f"{what} is not JSON", status_code=MALFORMED) from None
+        raise InboundRejected(f"{what} is not JSON", why=Rejection.UNREADABLE) from None
     if not isinstance(data, dict):
         raise InboundRejected(f"{what} is not a JSON object")
     return data

@@ -9,16 +9,15 @@ from typing import Any
 
 import httpx
 
-from workers.inbound.common import (
-    UNAUTHORIZED,
+from workers.inbound.common import InboundMessage, header, leading_token, same_secret
+from workflows.errors import (
+    ConfigError,
     Ignored,
-    InboundMessage,
     InboundRejected,
-    header,
-    leading_token,
-    same_secret,
+    PermanentError,
+    Rejection,
+    RetryableError,
 )
-from workflows.errors import PermanentError, RetryableError
 
 log = logging.getLogger(__name__)
 
@@ -32,12 +31,12 @@ CONNECT_TIMEOUT = 10.0  # seconds; the read timeout is the long-poll timeout plu
 def verify(secret_token: str, headers: Mapping[str, str]) -> None:
     """Accept only a webhook call carrying our setWebhook secret_token; else 401."""
     if not secret_token:
-        raise InboundRejected("no Telegram webhook secret is configured", status_code=UNAUTHORIZED)
+        raise InboundRejected("no Telegram webhook secret is configured", why=Rejection.NOT_GENUINE)
     given = header(headers, SECRET_HEADER)
     if not given:
-        raise InboundRejected(f"missing {SECRET_HEADER}", status_code=UNAUTHORIZED)
+        raise InboundRejected(f"missing {SECRET_HEADER}", why=Rejection.NOT_GENUINE)
     if not same_secret(secret_token, given):
-        raise InboundRejected(f"{SECRET_HEADER} does not match", status_code=UNAUTHORIZED)
+        raise InboundRejected(f"{SECRET_HEADER} does not match", why=Rejection.NOT_GENUINE)
 
 
 def parse_update(update: Mapping[str, Any]) -> InboundMessage:
@@ -98,7 +97,7 @@ class TelegramPoller:
         self, bot_token: str, *, client: httpx.Client | None = None, timeout: int = 25
     ) -> None:
         if not bot_token:
-            raise ValueError("a Telegram bot token is required")
+            raise ConfigError("a Telegram bot token is required")
         self._token = bot_token
         self._url = f"{API_BASE}/bot{bot_token}/getUpdates"
         self._client = client if client is not None else httpx.Client()
