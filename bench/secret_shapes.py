@@ -79,7 +79,8 @@ def github_token(rng: random.Random) -> str:
 
 def gitlab_token(rng: random.Random) -> str:
     prefix = rng.choice(("glpat-", "glpat-", "gldt-", "glrt-", "glptt-"))
-    return in_context(rng, prefix + pick(rng, URLSAFE, 20), "GITLAB_TOKEN")
+    body = pick(rng, HEX, 40) if prefix == "glptt-" else pick(rng, URLSAFE, 20)
+    return in_context(rng, prefix + body, "GITLAB_TOKEN")
 
 
 def slack_token(rng: random.Random) -> str:
