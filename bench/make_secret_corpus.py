@@ -1,6 +1,8 @@
 """Write the labelled secret corpus (bench/secret_corpus/*.jsonl); seeded, so reruns match.
 
 Every secret here is FAKE: random characters in a provider's shape, never a real credential.
+The hand-written rows come first; the generated ones (secret_shapes.py, non_secret_shapes.py)
+follow, from their own seeds, so adding to them leaves the rows above unchanged.
 Run: .venv/bin/python bench/make_secret_corpus.py
 """
 
@@ -13,6 +15,9 @@ import random
 import string
 import uuid
 from pathlib import Path
+
+from non_secret_shapes import non_secrets
+from secret_shapes import more_secrets
 
 OUT = Path(__file__).parent / "secret_corpus"
 rng = random.Random(20260516)
@@ -234,6 +239,7 @@ def secrets() -> list[dict[str, str]]:
     config = json.dumps({"auths": {"registry.example.com": {"auth": auth}}})
     encoded = base64.b64encode(config.encode()).decode()
     add(h, "high-entropy string", f"DOCKER_AUTH_CONFIG={encoded}")
+    rows += more_secrets(20261201)
     return [{"text": t, "category": c, "kind": kd} for c, kd, t in rows]
 
 
@@ -400,6 +406,7 @@ def clean() -> list[dict[str, str]]:
     )
     add("random_ids", f"container {sha(64)} exited 137; short id {sha(12)}")
     add("random_ids", f"bundle main.{sha(20)}.js and vendor.{sha(8)}.css")
+    rows += non_secrets(20261201)
     return [{"text": t, "category": c} for c, t in rows]
 
 

@@ -102,6 +102,7 @@ def load_scanner() -> Scanner:
         for name, cls in classes.items()
         if issubclass(cls, RegexBasedDetector) and name not in _UNUSED
     ]
+
     # Each entropy plugin with its own unquoted regex (non_quoted_string_regex) but not its
     # eager mode, which drops the entropy limit and flags every word.
     entropy = [
@@ -139,7 +140,7 @@ _PROVIDERS = [
     ("npm token", r"npm_[A-Za-z0-9]{36}"),
     (
         "AWS secret key",
-        r"(?i:aws)[\w.\-]{0,30}?(?i:secret|key)[\w.\-\"']{0,20}?\s*[:=]\s*[\"']?"
+        r"(?:(?i:aws)[\w.\-]{0,30}?(?i:secret|key)|SecretAccessKey)[\w.\-\"']{0,20}?\s*[:=]\s*[\"']?"
         r"[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])",
     ),
     ("bearer token", r"(?i:bearer)\s+[A-Za-z0-9._~+/\-]{16,}=*"),

@@ -67,7 +67,8 @@ _STOP_WORDS = frozenset(
 _TECH_TERM = re.compile(
     r"(?:sha|md|aes|rsa|hs|rs|es|ps|ed|x|utf|base|argon|pbkdf|oauth|http|tls|ssl|v|k|i)\d+"
     r"(?:[a-z]{1,2}\d*)?|"
-    r"[A-Za-z]+|\d+[a-z]*",  # and plain words, numbers, "12chars", "15m"
+    # and words, numbers, "12chars", "15m", spelled as words are: not "aLRirxzoRDz", "8jaLRirx"
+    r"(?-i:(?:[A-Z]?[a-z]+|[A-Z]+)(?:[A-Z][a-z]+)*|\d+[a-z]*)",
     re.I,
 )
 # curl -u user:password, and "Authorization: Basic base64(user:password)".

@@ -60,10 +60,12 @@ def _entropy_rule(text: str, found: dict[str, None]) -> str:
 
 # Each rule records the kinds it finds in `found` and returns the text with those values
 # masked, so the rules after it neither report them again nor read them as a value.
+# Provider formats come before detect-secrets' plugins, so a token used as a URL password
+# (https://x-access-token:github_pat_...@github.com) is named as the token as well.
 _RULES: list[Callable[[str, dict[str, None]], str]] = [
     private_key_rule,
-    plugin_rule,
     provider_rule,
+    plugin_rule,
     url_rule,
     keyword_rule,
     _entropy_rule,
