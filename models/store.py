@@ -18,7 +18,14 @@ from sqlmodel import Session, col, select
 from models.tables import Decision, Delivery, Escalation, Event, PipelinePhase, Reply
 from workflows.case import Case, parse_options
 from workflows.design import Design, parse_design
-from workflows.stage_results import DecisionSpec, EventSpec, StageResult
+from workflows.judgement import ReplyOutcome
+from workflows.stage_results import (
+    CaseUpdate,
+    DecisionSpec,
+    DeliveryState,
+    EventSpec,
+    StageResult,
+)
 from workflows.states import TERMINAL, State
 
 
@@ -115,12 +122,11 @@ def apply_result(
     reply_id: int | None = None,
 ) -> None:
     """Write a stage's decision: new state, fields, events, outbox rows, decision row."""
-    row.state = result.state.value
+    row.state = result.state
     row.next_action_at = result.next_action_at
     row.attempts = 0
     row.updated_at = now
-    for name, value in result.updates.items():
-        setattr(row, name, value)
+    _apply_update(row, result.updates)
     session.add(row)
     for event in result.events:
         add_event(session, row, event.kind, event.detail, now=now)
@@ -129,6 +135,22 @@ def apply_result(
         session.add(Delivery(escalation_id=row.id, **fields, next_attempt_at=now, created_at=now))
     if result.decision is not None:
         session.add(decision_row(row.id, result.decision, now=now, reply_id=reply_id))
+
+
+def _apply_update(row: Escalation, update: CaseUpdate) -> None:
+    if update.snapshot is not None:
+        row.snapshot = dict(update.snapshot)
+    if update.problems is not None:
+        row.problems = list(update.problems)
+    if update.drop_packet:
+        row.packet = None
+    row.routed_at = update.routed_at or row.routed_at
+    row.followed_up_at = update.followed_up_at or row.followed_up_at
+    row.decided_at = update.decided_at or row.decided_at
+    row.closed_at = update.closed_at or row.closed_at
+    if update.outcome is not None:
+        row.outcome = update.outcome
+    row.reply_token_hash = update.reply_token_hash or row.reply_token_hash
 
 
 def decision_row(
@@ -232,7 +254,7 @@ def record_reply(
     text: str,
     option: str | None,
     matched_by: str | None,
-    outcome: str,
+    outcome: ReplyOutcome,
     now: datetime,
     audit: Mapping[str, Any] | None = None,
 ) -> Reply:
@@ -297,11 +319,11 @@ def due_deliveries(
     statement = (
         statement.where(
             or_(
-                (col(Delivery.state) == "pending")
+                (col(Delivery.state) == DeliveryState.PENDING)
                 & (col(Delivery.next_attempt_at) <= now - pending_grace),
-                col(Delivery.state).in_(("failed", "unknown"))
+                col(Delivery.state).in_((DeliveryState.FAILED, DeliveryState.UNKNOWN))
                 & (col(Delivery.next_attempt_at) <= now),
-                (col(Delivery.state) == "sending") & (col(Delivery.lease_until) <= now),
+                (col(Delivery.state) == DeliveryState.SENDING) & (col(Delivery.lease_until) <= now),
             )
         )
         .order_by(col(Delivery.id))

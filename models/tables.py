@@ -3,14 +3,41 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import JSON, Column, DateTime, Index, UniqueConstraint
+from sqlalchemy import Enum as SAEnum
 from sqlmodel import Field, SQLModel
+
+from workflows.judgement import ReplyOutcome
+from workflows.stage_results import CloseOutcome, DeliveryState, Role, Via
+from workflows.states import State
 
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
+
+
+def _enum(
+    kind: type[StrEnum],
+    length: int,
+    *,
+    index: bool = False,
+    nullable: bool = False,
+    default: Any = None,
+) -> Any:
+    """A StrEnum column stored as its text value (VARCHAR, no database enum type, so a new
+    member needs no migration); rows read back hold members, and a stray value is refused."""
+    values = [member.value for member in kind]
+    column_type = SAEnum(
+        kind,
+        native_enum=False,
+        length=length,
+        values_callable=lambda _: values,
+        validate_strings=True,
+    )
+    return Field(default=default, sa_column=Column(column_type, index=index, nullable=nullable))
 
 
 def _when(*, index: bool = False, nullable: bool = True) -> Any:
@@ -29,9 +56,10 @@ class Escalation(SQLModel, table=True):
     id: str = Field(primary_key=True, max_length=32)
     run_id: str = Field(index=True, max_length=200)
     packet_id: str = Field(max_length=200)
+    # Text, not enums: a refused packet is kept as it came, wrong values included.
     severity: str = Field(index=True, max_length=16)
     trigger_type: str = Field(max_length=32)
-    state: str = Field(index=True, max_length=16)
+    state: State = _enum(State, 16, index=True)
     packet: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
     snapshot: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
     options: list[dict[str, Any]] = Field(default_factory=list, sa_column=Column(JSON))
@@ -45,7 +73,7 @@ class Escalation(SQLModel, table=True):
     owner: str | None = Field(default=None, max_length=200)  # the run's owner, e.g. slack:U1
     # sha256 of run, trigger type and normalised blocked_on: a repeat joins the open case.
     question_key: str | None = Field(default=None, max_length=64, index=True)
-    outcome: str | None = Field(default=None, max_length=32)
+    outcome: CloseOutcome | None = _enum(CloseOutcome, 32, nullable=True)
     # A pipeline's case (SPEC §6): its phase, the commands offered and accepted, the advisory.
     pipeline: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
     attempts: int = 0
@@ -82,14 +110,15 @@ class Delivery(SQLModel, table=True):
 
     id: int | None = Field(default=None, primary_key=True)
     escalation_id: str = Field(foreign_key="escalations.id", index=True, max_length=32)
-    purpose: str = Field(max_length=24)  # notify, follow_up, wake_task, wake_webhook
-    channel: str = Field(max_length=24)  # apprise, celery, webhook
+    # A Purpose, or task_wake:<wait id> for a task's blocker set (workers/blockers.py).
+    purpose: str = Field(max_length=24)
+    channel: Via = _enum(Via, 24)
     target: str = Field(max_length=500)  # apprise tag, task name, or webhook URL
-    role: str = Field(default="primary", max_length=16)  # primary, copy, next_tier
+    role: Role = _enum(Role, 16, default=Role.PRIMARY)
     title: str = ""
     body: str = ""
     payload: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON))
-    state: str = Field(default="pending", max_length=16)  # pending sending sent failed unknown
+    state: DeliveryState = _enum(DeliveryState, 16, default=DeliveryState.PENDING)
     attempts: int = 0
     last_error: str | None = None
     next_attempt_at: datetime | None = _when()
@@ -116,7 +145,8 @@ class Reply(SQLModel, table=True):
     raw_text: str
     option: str | None = None
     matched_by: str | None = Field(default=None, max_length=24)
-    outcome: str = Field(max_length=16)  # decided, comment, ambiguous, superseded, ...
+    # 24: needs_confirmation is 18 long (migration 0008 widened the old 16).
+    outcome: ReplyOutcome = _enum(ReplyOutcome, 24)
     platform_message_id: str | None = Field(default=None, max_length=200)
     parsed: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON))
     grammar_version: str | None = Field(default=None, max_length=8)

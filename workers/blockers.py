@@ -14,6 +14,7 @@ from models.tables import Delivery, Escalation, TaskWait
 from workers.runtime import Runtime
 from workflows.blockers import Blocker, blocker_set_key, ready_to_wake, wake_payload
 from workflows.errors import NotFound, PermanentError
+from workflows.stage_results import Via
 
 
 def _blockers(session: Session, escalation_ids: Sequence[str]) -> list[Blocker]:
@@ -129,7 +130,7 @@ def release_ready(runtime: Runtime) -> list[str]:
                         Delivery(
                             escalation_id=anchor,
                             purpose=f"task_wake:{wait.id}",
-                            channel=channel,
+                            channel=Via(channel),
                             target=target,
                             payload=payload,
                             next_attempt_at=now,

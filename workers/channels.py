@@ -24,10 +24,12 @@ from tenacity import (
 
 from models.settings import Settings
 from workflows.errors import ConfigError
+from workflows.stage_results import DeliveryState
 
 log = logging.getLogger(__name__)
 
-SENT, FAILED, UNKNOWN = "sent", "failed", "unknown"
+# A send ends in one of these delivery states.
+SENT, FAILED, UNKNOWN = DeliveryState.SENT, DeliveryState.FAILED, DeliveryState.UNKNOWN
 
 
 @dataclass(frozen=True)
@@ -43,7 +45,7 @@ class Channel:
 class SendOutcome:
     """What one send attempt did: sent, failed (definitely not delivered) or unknown."""
 
-    state: str
+    state: DeliveryState
     error: str | None = None
     tries: int = 1
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -27,19 +28,28 @@ from workflows.blocked_file import render_blocked
 from workflows.delivery_failure import delivery_failure_packet
 from workflows.errors import PacketRefused
 from workflows.notifications import fill_markers
-from workflows.stage_results import Outbound, Stage, StageResult
+from workflows.stage_results import (
+    PAGES,
+    DeliveryState,
+    Outbound,
+    Purpose,
+    Role,
+    Stage,
+    StageResult,
+    Via,
+)
 from workflows.states import OPEN_FOR_DECISION, State
 
 log = logging.getLogger(__name__)
 
-PAGES = ("notify", "follow_up")  # deliveries that ask a person to decide
+RETRY_FROM = (DeliveryState.PENDING, DeliveryState.FAILED, DeliveryState.UNKNOWN)
 
 
 def per_channel(runtime: Runtime, result: StageResult) -> StageResult:
     """Expand each apprise tag into one outbox row per configured channel, each channel once."""
     outbound: dict[tuple[str, str], Outbound] = {}
     for item in result.outbound:
-        if item.channel != "apprise":
+        if item.channel is not Via.APPRISE:
             outbound.setdefault((item.purpose, item.target), item)
             continue
         found = runtime.channels.channels(item.target)
@@ -64,14 +74,13 @@ def _claim(runtime: Runtime, delivery_id: int) -> Delivery | None:
     now = datetime.now(UTC)
     with transaction(runtime.engine) as session:
         claimable = (
-            col(Delivery.state).in_(("pending", "failed", "unknown"))
-            & (col(Delivery.next_attempt_at) <= now)
-        ) | ((col(Delivery.state) == "sending") & (col(Delivery.lease_until) <= now))
+            col(Delivery.state).in_(RETRY_FROM) & (col(Delivery.next_attempt_at) <= now)
+        ) | ((col(Delivery.state) == DeliveryState.SENDING) & (col(Delivery.lease_until) <= now))
         claimed = session.execute(
             update(Delivery)
             .where(col(Delivery.id) == delivery_id, claimable)
             .values(
-                state="sending",
+                state=DeliveryState.SENDING,
                 attempts=Delivery.attempts + 1,  # type: ignore[operator]
                 lease_until=now + _send_lease(runtime.settings),
             )
@@ -81,38 +90,58 @@ def _claim(runtime: Runtime, delivery_id: int) -> Delivery | None:
         return session.get(Delivery, delivery_id)
 
 
-def _send(app: Any, runtime: Runtime, delivery: Delivery) -> channels.SendOutcome:
-    settings = runtime.settings
-    if delivery.channel == "celery":
-        return send_wake_task(app, delivery.target, delivery.payload)
-    if delivery.channel == "webhook":
-        return post_webhook(
-            delivery.target,
-            delivery.payload,
-            secret=runtime.webhook_secret,
-            timeout=settings.send_timeout,
-        )
+def _send_wake_task(app: Any, runtime: Runtime, delivery: Delivery) -> channels.SendOutcome:
+    return send_wake_task(app, delivery.target, delivery.payload)
+
+
+def _send_webhook(_app: Any, runtime: Runtime, delivery: Delivery) -> channels.SendOutcome:
+    return post_webhook(
+        delivery.target,
+        delivery.payload,
+        secret=runtime.webhook_secret,
+        timeout=runtime.settings.send_timeout,
+    )
+
+
+def _outside_files_root(runtime: Runtime, delivery: Delivery) -> channels.SendOutcome | None:
+    """Checked again at write time: a folder swapped for a link since intake is refused."""
     written = {"target": delivery.target} | {
         key: delivery.payload.get(key) for key in ("decision_file", "decisions_log")
     }
-    if delivery.channel == "file" and (
-        outside := refused_paths(written, settings.file_roots, prefix="")
-    ):  # checked again at write time: a folder swapped for a link since intake is refused
-        return channels.SendOutcome(channels.FAILED, outside[0][:500])
-    if delivery.purpose == "command_file":  # a pipeline's orchestrator reads it (SPEC §6)
-        try:
-            write_command_file(Path(delivery.target), delivery.payload)
-        except OSError as exc:
-            return channels.SendOutcome(channels.FAILED, f"{type(exc).__name__}: {exc}"[:500])
-        return channels.SendOutcome(channels.SENT)
-    if delivery.channel == "file":  # a shell loop's BLOCKED.md on this host (SPEC §5)
-        try:
-            left = unblock(delivery.payload)
-        except (OSError, KeyError) as exc:
-            return channels.SendOutcome(channels.FAILED, f"{type(exc).__name__}: {exc}"[:500])
-        if left:
-            log.warning("escalation %s: %s", delivery.escalation_id, left)
-        return channels.SendOutcome(channels.SENT)
+    outside = refused_paths(written, runtime.settings.file_roots, prefix="")
+    return channels.SendOutcome(channels.FAILED, outside[0][:500]) if outside else None
+
+
+def _write_command_file(_app: Any, runtime: Runtime, delivery: Delivery) -> channels.SendOutcome:
+    """A pipeline's orchestrator reads it (SPEC §6)."""
+    try:
+        write_command_file(Path(delivery.target), delivery.payload)
+    except OSError as exc:
+        return channels.SendOutcome(channels.FAILED, f"{type(exc).__name__}: {exc}"[:500])
+    return channels.SendOutcome(channels.SENT)
+
+
+def _write_file(app: Any, runtime: Runtime, delivery: Delivery) -> channels.SendOutcome:
+    if refused := _outside_files_root(runtime, delivery):
+        return refused
+    if delivery.purpose == Purpose.COMMAND_FILE:
+        return _write_command_file(app, runtime, delivery)
+    return _unblock(app, runtime, delivery)
+
+
+def _unblock(_app: Any, runtime: Runtime, delivery: Delivery) -> channels.SendOutcome:
+    """A shell loop's BLOCKED.md on this host becomes its DECISION.md (SPEC §5)."""
+    try:
+        left = unblock(delivery.payload)
+    except (OSError, KeyError) as exc:
+        return channels.SendOutcome(channels.FAILED, f"{type(exc).__name__}: {exc}"[:500])
+    if left:
+        log.warning("escalation %s: %s", delivery.escalation_id, left)
+    return channels.SendOutcome(channels.SENT)
+
+
+def _page(_app: Any, runtime: Runtime, delivery: Delivery) -> channels.SendOutcome:
+    settings = runtime.settings
     tag = str(delivery.payload.get("tag", ""))
     channel = runtime.channels.channel(tag, delivery.target)
     if channel is None:
@@ -126,6 +155,19 @@ def _send(app: Any, runtime: Runtime, delivery: Delivery) -> channels.SendOutcom
         timeout=settings.send_timeout,
         url_params=_ntfy_buttons(runtime, delivery) if channels.is_ntfy(channel) else None,
     )
+
+
+Sender = Callable[[Any, Runtime, Delivery], channels.SendOutcome]
+SENDERS: dict[Via, Sender] = {
+    Via.APPRISE: _page,
+    Via.CELERY: _send_wake_task,
+    Via.WEBHOOK: _send_webhook,
+    Via.FILE: _write_file,
+}
+
+
+def _send(app: Any, runtime: Runtime, delivery: Delivery) -> channels.SendOutcome:
+    return SENDERS[delivery.channel](app, runtime, delivery)
 
 
 def _ntfy_buttons(runtime: Runtime, delivery: Delivery) -> dict[str, str]:
@@ -173,7 +215,7 @@ def deliver_one(app: Any, runtime: Runtime, delivery_id: int) -> None:
         if outcome.state == channels.SENT:
             row.state, row.sent_at = channels.SENT, now
         elif row.attempts >= settings.delivery_max_attempts:
-            row.state, exhausted = "abandoned", True
+            row.state, exhausted = DeliveryState.ABANDONED, True
         else:
             row.state = outcome.state
             row.next_attempt_at = now + timedelta(seconds=settings.delivery_retry_interval)
@@ -197,7 +239,7 @@ def deliver_one(app: Any, runtime: Runtime, delivery_id: int) -> None:
         )
         case = case_of(case_row)
     still_open = case.state in OPEN_FOR_DECISION
-    if exhausted and delivery.purpose in PAGES and delivery.role == "primary" and still_open:
+    if exhausted and delivery.purpose in PAGES and delivery.role == Role.PRIMARY and still_open:
         _escalate_undelivered(app, runtime, case, delivery, outcome.error or "unconfirmed")
 
 
@@ -209,7 +251,7 @@ def _cancel_if_decided(runtime: Runtime, delivery: Delivery) -> bool:
         row = session.get(Delivery, delivery.id)
         if case_row is None or row is None or State(case_row.state) in OPEN_FOR_DECISION:
             return False
-        row.state, row.lease_until = "cancelled", None
+        row.state, row.lease_until = DeliveryState.CANCELLED, None
         session.add(row)
         add_event(
             session,

@@ -16,7 +16,7 @@ from workflows.case import options_to_json
 from workflows.errors import PacketRefused
 from workflows.intake import Admission, admit, question_key
 from workflows.secrets import find_secrets, scan_text
-from workflows.stage_results import EventSpec
+from workflows.stage_results import CloseOutcome, EventSpec
 from workflows.states import State
 
 log = logging.getLogger(__name__)
@@ -78,7 +78,7 @@ def accept(
         packet_id=packet["packet_id"],
         severity=packet["severity"],
         trigger_type=packet["trigger_type"],
-        state=State.RECEIVED.value,
+        state=State.RECEIVED,
         packet=dict(packet),
         snapshot=dict(admission.snapshot),
         options=options_to_json(admission.options),
@@ -127,12 +127,12 @@ def _record_refusal(runtime: Runtime, request: Any, problems: list[str], *, now:
         packet_id=text("packet_id", f"refused-{now:%s}"),
         severity=text("severity", "-")[:16],
         trigger_type=text("trigger_type", "-")[:32],
-        state=State.REFUSED.value,
+        state=State.REFUSED,
         problems=problems,
         created_at=now,
         updated_at=now,
         closed_at=now,
-        outcome="refused",
+        outcome=CloseOutcome.REFUSED,
     )
     with transaction(runtime.engine) as session:
         stored, created = insert_escalation(

@@ -42,7 +42,7 @@ def begin_attempt(runtime: Runtime, escalation_id: str, expected: State) -> bool
         row.attempts += 1
         row.updated_at = now
         if row.attempts > runtime.settings.max_stage_attempts:
-            row.state = check_transition(expected, State.DEAD_LETTER).value
+            row.state = check_transition(expected, State.DEAD_LETTER)
             row.next_action_at = None
             add_event(
                 session,

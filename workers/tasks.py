@@ -130,10 +130,8 @@ def route(self: Any, escalation_id: str) -> None:
             case_of(row), design, public_url=runtime.settings.resolved_public_url, now=now
         )
         token = reply_token(runtime.answer_key, row.id)  # its hash lands before any send
-        result = replace(
-            result,
-            updates={**result.updates, "reply_token_hash": token_hash(runtime.answer_key, token)},
-        )
+        hashed = token_hash(runtime.answer_key, token)
+        result = replace(result, updates=replace(result.updates, reply_token_hash=hashed))
         return per_channel(runtime, result)
 
     finish(self.app, runtime, escalation_id, State.SNAPSHOTTED, decide)

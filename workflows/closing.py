@@ -10,7 +10,17 @@ from typing import Any
 from workflows.blocked_file import decision_log_line, render_decision, unblock_paths
 from workflows.case import Case
 from workflows.pipeline import command_record
-from workflows.stage_results import DecisionSpec, EventSpec, Outbound, Stage, StageResult
+from workflows.stage_results import (
+    CaseUpdate,
+    CloseOutcome,
+    DecisionSpec,
+    EventSpec,
+    Outbound,
+    Purpose,
+    Stage,
+    StageResult,
+    Via,
+)
 from workflows.states import State, check_transition
 
 
@@ -53,11 +63,11 @@ def close_case(
     """Stage 6: recheck the state, write the close entry and queue the wake-ups."""
     checked = recheck(case.snapshot, current, probe_error)
     if not decision.resumes:
-        outcome = "stop"
+        outcome = CloseOutcome.STOP
     elif checked.changed:
-        outcome = "reconcile_first"
+        outcome = CloseOutcome.RECONCILE_FIRST
     else:
-        outcome = "resume"
+        outcome = CloseOutcome.RESUME
     remaining = list(case.packet.get("remaining", []))
     close = {
         "option": decision.option,
@@ -67,17 +77,17 @@ def close_case(
         "is_default": decision.is_default,
         "outcome": outcome,
         "recheck": checked.message,
-        "resume_at": now.isoformat() if outcome != "stop" else None,
+        "resume_at": now.isoformat() if outcome is not CloseOutcome.STOP else None,
         # The decision clears this one point only; on stop the remaining work is dropped.
         "clears": case.packet.get("blocked_on"),
-        "work_discarded": remaining if outcome == "stop" else [],
+        "work_discarded": remaining if outcome is CloseOutcome.STOP else [],
     }
     outbound = _wake_ups(case, close, now=now)
     return StageResult(
         state=check_transition(case.state, State.CLOSED),
         events=(EventSpec("closed", close),),
         outbound=tuple(outbound),
-        updates={"closed_at": now, "outcome": outcome},
+        updates=CaseUpdate(closed_at=now, outcome=outcome),
         next_stage=Stage.DELIVER if outbound else None,
     )
 
@@ -92,9 +102,11 @@ def _wake_ups(case: Case, close: Mapping[str, Any], *, now: datetime) -> list[Ou
     }
     outbound = []
     if isinstance(case.wake.get("task"), str):
-        outbound.append(Outbound("wake_task", "celery", case.wake["task"], payload=payload))
+        outbound.append(Outbound(Purpose.WAKE_TASK, Via.CELERY, case.wake["task"], payload=payload))
     if isinstance(case.wake.get("webhook"), str):
-        outbound.append(Outbound("wake_webhook", "webhook", case.wake["webhook"], payload=payload))
+        outbound.append(
+            Outbound(Purpose.WAKE_WEBHOOK, Via.WEBHOOK, case.wake["webhook"], payload=payload)
+        )
     if isinstance(case.wake.get("blocked_file"), str):  # a shell loop's BLOCKED.md (§5)
         blocked = case.wake["blocked_file"]
         decision_file, decisions_log = unblock_paths(blocked)
@@ -115,8 +127,10 @@ def _wake_ups(case: Case, close: Mapping[str, Any], *, now: datetime) -> list[Ou
             "decision_md": decision_md,
             "log_line": decision_log_line(close, escalation_id=case.id, closed_at=at),
         }
-        outbound.append(Outbound("unblock", "file", blocked, payload=unblock))
+        outbound.append(Outbound(Purpose.UNBLOCK, Via.FILE, blocked, payload=unblock))
     if isinstance(case.wake.get("command_file"), str):  # a pipeline's orchestrator (§6)
         record = command_record(case.id, case.pipeline, close, closed_at=now.isoformat())
-        outbound.append(Outbound("command_file", "file", case.wake["command_file"], payload=record))
+        outbound.append(
+            Outbound(Purpose.COMMAND_FILE, Via.FILE, case.wake["command_file"], payload=record)
+        )
     return outbound

@@ -11,11 +11,15 @@ from workflows.notifications import RouteFacts, render_follow_up, render_notific
 from workflows.packet_checks import check_packet
 from workflows.stage_results import (
     SYSTEM,
+    CaseUpdate,
     DecisionSpec,
     EventSpec,
     Outbound,
+    Purpose,
+    Role,
     Stage,
     StageResult,
+    Via,
 )
 from workflows.states import State, check_transition
 from workflows.vocabulary import TimeoutAction
@@ -46,16 +50,16 @@ def route_case(case: Case, design: Design, *, public_url: str, now: datetime) ->
         return StageResult(
             state=check_transition(case.state, State.REFUSED),
             events=(EventSpec("refused", {"errors": result.error_lines()}),),
-            updates={"problems": result.error_lines(), "packet": None},
+            updates=CaseUpdate(problems=tuple(result.error_lines()), drop_packet=True),
         )
     facts = route_facts(design, case)
     tier = design.tier(facts.severity)
     notify = [
         Outbound(
-            "notify",
-            "apprise",
+            Purpose.NOTIFY,
+            Via.APPRISE,
             tier.recipient.primary,
-            "primary",
+            Role.PRIMARY,
             *_message(render_notification(case, facts, public_url=public_url, at=now)),
         )
     ]
@@ -63,7 +67,7 @@ def route_case(case: Case, design: Design, *, public_url: str, now: datetime) ->
         message = render_notification(
             case, facts, public_url=public_url, at=now, copy_for=tier.recipient.primary
         )
-        notify.append(Outbound("notify", "apprise", tag, "copy", *_message(message)))
+        notify.append(Outbound(Purpose.NOTIFY, Via.APPRISE, tag, Role.COPY, *_message(message)))
     events = [EventSpec("validated", {"warnings": list(result.warnings)})]
     if tier.waiting_behavior.value != facts.waiting_behavior:
         events.append(
@@ -91,7 +95,7 @@ def route_case(case: Case, design: Design, *, public_url: str, now: datetime) ->
         events=tuple(events),
         next_action_at=now + tier.window,
         outbound=tuple(notify),
-        updates={"routed_at": now},
+        updates=CaseUpdate(routed_at=now),
         next_stage=Stage.DELIVER,
     )
 
@@ -102,10 +106,10 @@ def follow_up(case: Case, design: Design, *, public_url: str, now: datetime) -> 
     tier = design.tier(facts.severity)
     outbound = [
         Outbound(
-            "follow_up",
-            "apprise",
+            Purpose.FOLLOW_UP,
+            Via.APPRISE,
             tier.recipient.primary,
-            "primary",
+            Role.PRIMARY,
             *_message(render_follow_up(case, facts, public_url=public_url, at=now)),
         )
     ]
@@ -114,7 +118,9 @@ def follow_up(case: Case, design: Design, *, public_url: str, now: datetime) -> 
         if next_primary != tier.recipient.primary:
             message = render_follow_up(case, facts, public_url=public_url, at=now, next_tier=True)
             outbound.append(
-                Outbound("follow_up", "apprise", next_primary, "next_tier", *_message(message))
+                Outbound(
+                    Purpose.FOLLOW_UP, Via.APPRISE, next_primary, Role.NEXT_TIER, *_message(message)
+                )
             )
     routed_at = case.routed_at or now
     return StageResult(
@@ -130,7 +136,7 @@ def follow_up(case: Case, design: Design, *, public_url: str, now: datetime) -> 
         ),
         next_action_at=max(routed_at + tier.timeout, now),
         outbound=tuple(outbound),
-        updates={"followed_up_at": now},
+        updates=CaseUpdate(followed_up_at=now),
         next_stage=Stage.DELIVER,
     )
 
@@ -159,7 +165,7 @@ def apply_timeout(case: Case, design: Design, *, now: datetime) -> StageResult:
                 {"action": action, "after_seconds": facts.timeout.total_seconds()},
             ),
         ),
-        updates={"decided_at": now},
+        updates=CaseUpdate(decided_at=now),
         decision=decision,
         next_stage=Stage.CLOSE,
     )

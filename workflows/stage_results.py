@@ -25,6 +25,71 @@ class Stage(StrEnum):
 SYSTEM = "system"
 
 
+class Purpose(StrEnum):
+    """Why an outbox row exists."""
+
+    NOTIFY = "notify"  # the first page, to the tier's primary and its copies
+    FOLLOW_UP = "follow_up"  # the one reminder, and the next tier's page
+    WAKE_TASK = "wake_task"  # the run's own Celery task
+    WAKE_WEBHOOK = "wake_webhook"  # the run's webhook
+    UNBLOCK = "unblock"  # a shell loop's BLOCKED.md becomes DECISION.md
+    COMMAND_FILE = "command_file"  # a pipeline orchestrator's command file
+
+
+PAGES = frozenset({Purpose.NOTIFY, Purpose.FOLLOW_UP})  # rows that ask a person to decide
+
+
+class Via(StrEnum):
+    """How an outbox row leaves the process."""
+
+    APPRISE = "apprise"
+    CELERY = "celery"
+    WEBHOOK = "webhook"
+    FILE = "file"
+
+
+class Role(StrEnum):
+    """Whom a page is for."""
+
+    PRIMARY = "primary"
+    COPY = "copy"
+    NEXT_TIER = "next_tier"
+
+
+class DeliveryState(StrEnum):
+    PENDING = "pending"
+    SENDING = "sending"  # claimed under a lease
+    SENT = "sent"
+    FAILED = "failed"
+    UNKNOWN = "unknown"  # the send may or may not have reached the peer
+    ABANDONED = "abandoned"  # out of attempts
+    CANCELLED = "cancelled"  # a page no longer needed: the case was decided
+
+
+class CloseOutcome(StrEnum):
+    """What the run is told to do when its case closes (or that it never opened)."""
+
+    RESUME = "resume"
+    STOP = "stop"
+    RECONCILE_FIRST = "reconcile_first"  # the world changed while the case waited
+    REFUSED = "refused"  # the packet failed its checks; nothing was sent
+
+
+@dataclass(frozen=True)
+class CaseUpdate:
+    """The columns a stage sets beside the state; None leaves a column as it is."""
+
+    snapshot: Mapping[str, Any] | None = None
+    problems: tuple[str, ...] | None = None
+    drop_packet: bool = False  # a refused packet is not kept
+    routed_at: datetime | None = None
+    followed_up_at: datetime | None = None
+    decided_at: datetime | None = None
+    closed_at: datetime | None = None
+    outcome: CloseOutcome | None = None
+    reply_token_hash: str | None = None  # the worker derives it: the code needs the key
+
+
 @dataclass(frozen=True)
 class EventSpec:
     """An event row to append."""
@@ -37,10 +102,10 @@ class EventSpec:
 class Outbound:
     """A delivery (outbox row) to write before anything is sent."""
 
-    purpose: str  # notify, follow_up, wake_task, wake_webhook
-    channel: str  # apprise, celery, webhook
-    target: str
-    role: str = "primary"
+    purpose: Purpose
+    channel: Via
+    target: str  # an apprise tag, a task name, a webhook URL or a file path
+    role: Role = Role.PRIMARY
     title: str = ""
     body: str = ""
     payload: Mapping[str, Any] = field(default_factory=dict)
@@ -66,6 +131,6 @@ class StageResult:
     events: tuple[EventSpec, ...]
     next_action_at: datetime | None = None
     outbound: tuple[Outbound, ...] = ()
-    updates: Mapping[str, Any] = field(default_factory=dict)
+    updates: CaseUpdate = CaseUpdate()
     decision: DecisionSpec | None = None
     next_stage: Stage | None = None

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from workflows.case import Case, Option
-from workflows.stage_results import DecisionSpec, EventSpec, Stage, StageResult
+from workflows.stage_results import CaseUpdate, DecisionSpec, EventSpec, Stage, StageResult
 from workflows.states import RETRYABLE, State, TransitionRefused, check_transition
 
 
@@ -45,7 +45,7 @@ def record_snapshot(
     return StageResult(
         state=check_transition(case.state, State.SNAPSHOTTED),
         events=(EventSpec("snapshot_recorded", detail),),
-        updates={"snapshot": snapshot},
+        updates=CaseUpdate(snapshot=snapshot),
         next_stage=Stage.ROUTE,
     )
 
@@ -66,7 +66,7 @@ def decide(
         events=(
             EventSpec("decided", {"option": option.label, "by": responder, "channel": channel}),
         ),
-        updates={"decided_at": now},
+        updates=CaseUpdate(decided_at=now),
         decision=decision,
         next_stage=Stage.CLOSE,
     )

@@ -19,7 +19,14 @@ from workflows.examples import valid_packet
 from workflows.packet_checks import check_packet
 from workflows.routing import apply_timeout, follow_up, route_case, route_facts
 from workflows.secrets import find_secrets
-from workflows.stage_results import DecisionSpec, EventSpec, Outbound, Stage, StageResult
+from workflows.stage_results import (
+    CaseUpdate,
+    DecisionSpec,
+    EventSpec,
+    Outbound,
+    Stage,
+    StageResult,
+)
 from workflows.stages import decide, record_snapshot
 from workflows.states import State, TransitionRefused
 
@@ -110,14 +117,14 @@ def test_given_a_received_case_when_snapshotted_then_spec_value_and_revocations_
     )
     # Then the spec is kept, the value and revocations are added, and routing is next
     assert result.state is State.SNAPSHOTTED
-    assert result.updates == {
-        "snapshot": {
+    assert result.updates == CaseUpdate(
+        snapshot={
             **GIT_SPEC,
             "fingerprint": {"kind": "git", "path": ".", "value": "abc123"},
             "recorded_at": "2026-10-16T09:30:00+00:00",
             "revoked_task_ids": ["t-1", "t-2"],
         }
-    }
+    )
     assert result.events == (
         EventSpec(
             "snapshot_recorded",
@@ -139,7 +146,7 @@ def test_given_no_snapshot_spec_then_the_fingerprint_kind_is_none() -> None:
     # Given a request that asked for no fingerprint / When snapshotted
     result = record_snapshot(make_case(state=State.RECEIVED), **_no_probe())
     # Then the stored fingerprint says "none" and nothing was revoked
-    snapshot = result.updates["snapshot"]
+    snapshot = result.updates.snapshot
     assert snapshot["fingerprint"] == {"kind": "none", "value": None}
     assert snapshot["revoked_task_ids"] == []
     assert result.events[0].detail["fingerprint_kind"] == "none"
@@ -158,14 +165,14 @@ def test_given_a_probe_error_then_it_is_recorded_in_snapshot_and_event() -> None
         case, fingerprint=None, probe_error="connection refused", revoked=[], now=NOW
     )
     # Then the error is kept where a person will look, and the value is None
-    assert result.updates["snapshot"]["probe_error"] == "connection refused"
-    assert result.updates["snapshot"]["fingerprint"] == {"kind": "http", "url": "u", "value": None}
+    assert result.updates.snapshot["probe_error"] == "connection refused"
+    assert result.updates.snapshot["fingerprint"] == {"kind": "http", "url": "u", "value": None}
     assert result.events[0].detail["probe_error"] == "connection refused"
 
 
 def test_without_a_probe_error_no_probe_error_key_is_written() -> None:
     result = record_snapshot(make_case(state=State.RECEIVED), **_no_probe())
-    assert "probe_error" not in result.updates["snapshot"]
+    assert "probe_error" not in result.updates.snapshot
     assert "probe_error" not in result.events[0].detail
 
 
@@ -211,7 +218,7 @@ def test_given_a_medium_packet_when_routed_then_primary_and_marked_copy_are_queu
         primary.body.splitlines()[0]
         == "[escalate] blocked in run-8842 on 2026-10-16T09:30:00+00:00"
     )
-    assert result.updates == {"routed_at": NOW}
+    assert result.updates == CaseUpdate(routed_at=NOW)
     assert result.next_stage == Stage.DELIVER
     assert result.decision is None
 
@@ -307,7 +314,7 @@ def test_given_a_packet_failing_its_checks_then_the_case_is_refused_and_cleared(
     ]
     assert result.state is State.REFUSED
     assert result.events == (EventSpec("refused", {"errors": errors}),)
-    assert result.updates == {"problems": errors, "packet": None}
+    assert result.updates == CaseUpdate(problems=tuple(errors), drop_packet=True)
     assert result.outbound == ()
     assert result.next_action_at is None
     assert result.next_stage is None
@@ -366,7 +373,7 @@ def test_given_a_window_passed_when_following_up_then_primary_and_next_tier_are_
     )
     # the timeout runs from when the case was routed, not from the follow-up
     assert result.next_action_at == NOW + timedelta(hours=1)
-    assert result.updates == {"followed_up_at": later}
+    assert result.updates == CaseUpdate(followed_up_at=later)
     assert result.next_stage == Stage.DELIVER
 
 
@@ -449,7 +456,7 @@ def test_given_nobody_decided_when_timed_out_then_the_default_is_the_decision(
             {"action": action, "after_seconds": TIERS[severity][1].total_seconds()},
         ),
     )
-    assert result.updates == {"decided_at": later}
+    assert result.updates == CaseUpdate(decided_at=later)
     assert result.next_stage == Stage.CLOSE
     assert result.outbound == ()
 
@@ -498,7 +505,7 @@ def test_given_an_open_case_when_a_human_decides_then_the_decision_is_recorded(
             "decided", {"option": option.label, "by": "alice@example.org", "channel": "slack"}
         ),
     )
-    assert result.updates == {"decided_at": NOW}
+    assert result.updates == CaseUpdate(decided_at=NOW)
     assert result.next_stage == Stage.CLOSE
 
 
@@ -612,7 +619,7 @@ def test_given_a_decision_when_closed_then_the_outcome_follows_decision_and_rech
     result = close_case(case, decision, current=current, probe_error=probe_error, now=NOW)
     # Then
     assert result.state is State.CLOSED
-    assert result.updates == {"closed_at": NOW, "outcome": outcome}
+    assert result.updates == CaseUpdate(closed_at=NOW, outcome=outcome)
     close = result.events[0].detail
     assert close["outcome"] == outcome
     assert close["resume_at"] == (None if outcome == "stop" else NOW.isoformat())
@@ -625,7 +632,7 @@ def test_given_no_fingerprint_then_a_resuming_decision_resumes() -> None:
     result = close_case(
         case, decision_of(Option("approve", "approve")), current=None, probe_error=None, now=NOW
     )
-    assert result.updates["outcome"] == "resume"
+    assert result.updates.outcome == "resume"
     assert result.events[0].detail["recheck"] == "no fingerprint was recorded; nothing to recheck"
 
 
@@ -741,9 +748,9 @@ def test_a_case_nobody_answers_walks_from_received_to_closed() -> None:
     )
     # When every stage runs on the case as the previous one left it
     snap = record_snapshot(case, fingerprint="abc", probe_error=None, revoked=[], now=NOW)
-    case = dataclasses.replace(case, state=snap.state, snapshot=snap.updates["snapshot"])
+    case = dataclasses.replace(case, state=snap.state, snapshot=snap.updates.snapshot)
     routed = route_case(case, DESIGN, public_url=PUBLIC_URL, now=NOW)
-    case = dataclasses.replace(case, state=routed.state, routed_at=routed.updates["routed_at"])
+    case = dataclasses.replace(case, state=routed.state, routed_at=routed.updates.routed_at)
     assert routed.next_action_at is not None
     followed = follow_up(case, DESIGN, public_url=PUBLIC_URL, now=routed.next_action_at)
     case = dataclasses.replace(case, state=followed.state)
