@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
@@ -13,10 +13,6 @@ from sqlmodel import Field, SQLModel
 from workflows.judgement import ReplyOutcome
 from workflows.stage_results import CloseOutcome, DeliveryState, Role, Via
 from workflows.states import State
-
-
-def utcnow() -> datetime:
-    return datetime.now(UTC)
 
 
 def _enum(

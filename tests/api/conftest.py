@@ -17,7 +17,7 @@ API_TOKENS = "agent:agent-t,operator:op-t,admin:admin-t"
 
 @pytest.fixture
 def api_settings(tmp_path: Path) -> Settings:
-    """SQLite database and SQLite broker under tmp_path: no server, no worker."""
+    """SQLite database and folder broker under tmp_path: no server, no worker."""
     return Settings(
         home=tmp_path / "home",
         design=REPO / "examples" / "design-fast.yaml",

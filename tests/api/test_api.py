@@ -1,4 +1,4 @@
-"""The HTTP API end to end on the embedded defaults: SQLite database, SQLite broker, no worker."""
+"""The HTTP API end to end on the embedded defaults: SQLite database, folder broker, no worker."""
 
 from __future__ import annotations
 

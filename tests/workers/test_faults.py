@@ -160,7 +160,7 @@ def prefork_worker(settings: Settings) -> Iterator[subprocess.Popen[bytes]]:
         worker.wait()
 
 
-# Prefork workers are the production shape, on Redis. The embedded SQLite broker is run by
+# Prefork workers are the production shape, on Redis. The embedded folder broker is run by
 # `escalate serve` with a thread pool; its crash case (kill -9 of serve) is in tests/api.
 @pytest.mark.parametrize("backend", ["redis-postgres"], indirect=True)
 def test_a_worker_child_killed_mid_stage_still_closes_the_case(
