@@ -88,6 +88,11 @@ def celery_app(settings: Settings, woken: Woken) -> Iterator[Celery]:
     """Our app, built the production way; overrides the plugin's test app."""
     upgrade(settings)
     app = make_celery(settings)
+    if not settings.embedded_broker:
+        # A stopping worker waits out its pending BRPOP (1 s by default) before it closes;
+        # a shorter one saves ~0.7 s in each Redis test's teardown. Nothing else changes.
+        options = app.conf.broker_transport_options
+        app.conf.broker_transport_options = {**options, "polling_interval": 0.1}
 
     # A fresh name per test: Celery keeps shared task names process-wide.
     @app.task(name="test.woken", shared=False)
