@@ -11,7 +11,7 @@ from queue import Empty
 
 import pytest
 from celery.contrib.testing.worker import start_worker
-from kombu import Connection
+from kombu import Connection, Queue
 
 from models.settings import Settings
 from workers import embedded_broker
@@ -74,3 +74,23 @@ def test_a_worker_on_the_embedded_broker_stops_within_a_second(tmp_path: Path) -
         asked = time.monotonic()
     # Then it is gone within a poll or two, not after Celery's 2 s drains (it took about 4 s)
     assert time.monotonic() - asked < 1.0
+
+
+def test_a_drain_outside_a_stopping_worker_still_waits_its_whole_timeout(tmp_path: Path) -> None:
+    # Given an empty queue being consumed, and no worker stopping
+    options = {
+        "data_folder_in": str(tmp_path),
+        "data_folder_out": str(tmp_path),
+        "control_folder": str(tmp_path / "control"),
+        "polling_interval": 0.05,
+    }
+    with (
+        Connection("filesystem://", transport=Transport, transport_options=options) as conn,
+        conn.Consumer(Queue("q"), callbacks=[lambda *_: None]),
+    ):
+        # When it drains with a timeout (as a wait for control replies does)
+        began = time.monotonic()
+        with pytest.raises(TimeoutError):
+            conn.drain_events(timeout=0.5)
+    # Then it gave the timeout in full, not one poll
+    assert time.monotonic() - began >= 0.5
