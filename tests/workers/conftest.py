@@ -90,7 +90,7 @@ def celery_app(settings: Settings, woken: Woken) -> Iterator[Celery]:
     app = make_celery(settings)
     if not settings.embedded_broker:
         # A stopping worker waits out its pending BRPOP (1 s by default) before it closes;
-        # a shorter one saves ~0.7 s in each Redis test's teardown. Nothing else changes.
+        # a 0.1 s one saves ~0.7 s in each Redis test's teardown, for 10 BRPOPs a second.
         options = app.conf.broker_transport_options
         app.conf.broker_transport_options = {**options, "polling_interval": 0.1}
 
