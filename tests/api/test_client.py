@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import time
 from typing import Any
 
 import httpx
@@ -13,6 +12,7 @@ import pytest
 from api.client import ApprovalDenied, AsyncEscalations, Escalations, require_approval
 from tests.api.test_serve import Server
 from tests.support.sink import HttpSink
+from tests.support.waiting import wait_until
 from workflows.examples import valid_packet
 
 
@@ -23,10 +23,12 @@ def answer_when_notified(server: Server, sink: HttpSink, packet_id: str, option:
         sink.wait_for(lambda got: any(packet_id in str(r.body) for r in got))
         client = server.client()
         [case] = [c for c in client.list() if c["packet_id"] == packet_id]
-        deadline = time.monotonic() + 10
-        while client.reply(case["id"], option=option)["outcome"] == "too_early":
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
+        wait_until(
+            lambda: client.reply(case["id"], option=option)["outcome"],
+            lambda outcome: outcome != "too_early",
+            timeout=10,
+            what=f"{packet_id} to take an answer",
+        )
 
     threading.Thread(target=operator, daemon=True).start()
 

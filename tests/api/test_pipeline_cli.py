@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -13,6 +12,7 @@ import typer
 from api.pipeline_cli import _wait_for_command
 from tests.api.test_serve import ESCALATE, Server, server, wait_for
 from tests.api.test_shell_loop import agent_env, patient
+from tests.support.waiting import wait_until
 
 __all__ = ["patient", "server"]  # fixtures, imported so pytest finds them here
 
@@ -77,10 +77,7 @@ def test_an_orchestrator_raises_from_its_folder_and_gets_the_operators_command(
     out, err = waiting.communicate(timeout=60)
     assert waiting.returncode == 0, err
     assert json.loads(out)["command"] == "RESET_PHASE"
-    deadline = time.monotonic() + 30
-    while not command_file.exists():
-        assert time.monotonic() < deadline, "the service did not write the command file"
-        time.sleep(0.1)
+    wait_until(command_file.exists, timeout=30, every=0.1, what="the service to write the command")
     assert json.loads(command_file.read_text())["command"] == "RESET_PHASE"
 
     counted = subprocess.run(

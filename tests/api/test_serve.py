@@ -8,7 +8,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ import pytest
 
 from api.client import Escalations
 from tests.support.sink import HttpSink
+from tests.support.waiting import wait_until
 from tests.workers.conftest import DESIGN, write_apprise_config
 from workflows.examples import valid_packet
 
@@ -42,16 +42,18 @@ class Server:
         self.process = subprocess.Popen(
             [ESCALATE, "serve"], env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
+        process = self.process
+
+        def healthy() -> bool:
             try:
                 if httpx.get(f"{self.url}/healthz", timeout=1).status_code == 200:
-                    return
+                    return True
             except httpx.HTTPError:
                 pass
-            assert self.process.poll() is None, "serve exited during start"
-            time.sleep(0.1)
-        raise AssertionError("serve did not answer /healthz within 30s")
+            assert process.poll() is None, "serve exited during start"
+            return False
+
+        wait_until(healthy, timeout=30, every=0.1, what="serve to answer /healthz")
 
     def processes(self) -> list[int]:
         """Every live process working on this server's state folder (serve's children)."""
@@ -75,10 +77,9 @@ class Server:
         self.process.send_signal(signal.SIGKILL)
         self.process.wait()
         # Every child dies with it: no orphan worker or beat beside the restart
-        deadline = time.monotonic() + 15
-        while self.processes():
-            assert time.monotonic() < deadline, f"orphans outlived serve: {self.processes()}"
-            time.sleep(0.1)
+        wait_until(
+            self.processes, lambda alive: not alive, timeout=15, every=0.1, what="orphans to die"
+        )
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
@@ -115,13 +116,13 @@ def server(tmp_path: Path, sink: HttpSink) -> Iterator[Server]:
 
 
 def wait_for(client: Escalations, escalation_id: str, *states: str) -> dict[str, Any]:
-    deadline = time.monotonic() + 30
-    while True:
-        case = client.get(escalation_id)
-        if case["state"] in states:
-            return case
-        assert time.monotonic() < deadline, f"{escalation_id} stuck in {case['state']}"
-        time.sleep(0.1)
+    return wait_until(
+        lambda: client.get(escalation_id),
+        lambda case: case["state"] in states,
+        timeout=30,
+        every=0.1,
+        what=f"{escalation_id} in {states}",
+    )
 
 
 def test_kill_9_right_after_intake_loses_nothing(server: Server, sink: HttpSink) -> None:

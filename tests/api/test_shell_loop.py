@@ -6,12 +6,12 @@ import json
 import os
 import re
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
 
 from tests.api.test_serve import ESCALATE, Server, free_port, server, wait_for
+from tests.support.waiting import wait_until
 from tests.workers.conftest import DESIGN
 from workflows.blocked_file import render_blocked
 from workflows.case import parse_options
@@ -78,10 +78,7 @@ def run_loop(work: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str
 
 
 def gone(path: Path, within: float = 30) -> None:
-    deadline = time.monotonic() + within
-    while path.exists():
-        assert time.monotonic() < deadline, f"{path} was not removed within {within}s"
-        time.sleep(0.1)
+    wait_until(lambda: not path.exists(), timeout=within, every=0.1, what=f"{path} to be removed")
 
 
 def case_id_in(blocked: Path) -> str:

@@ -11,14 +11,16 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests.support.waiting import wait_until
+
 
 @dataclass
 class Received:
-    path: str
-    headers: dict[str, str]
-    raw: bytes
-    body: Any
-    at: float = field(default_factory=time.perf_counter)
+    path: str  # the one field a failed wait prints
+    headers: dict[str, str] = field(repr=False)
+    raw: bytes = field(repr=False)
+    body: Any = field(repr=False)
+    at: float = field(default_factory=time.perf_counter, repr=False)
 
 
 @dataclass
@@ -46,13 +48,13 @@ class HttpSink:
         self.get_delays.setdefault(path, deque()).extend(delays)
 
     def wait_for_get(self, path: str, count: int = 1, timeout: float = 20) -> None:
-        deadline = time.monotonic() + timeout
-        with self.changed:
-            while self.gets.count(path) < count:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise AssertionError(f"no GET {path} (x{count}); got {self.gets}")
-                self.changed.wait(left)
+        wait_until(
+            lambda: list(self.gets),
+            lambda gets: gets.count(path) >= count,
+            timeout=timeout,
+            what=f"GET {path} (x{count})",
+            changed=self.changed,
+        )
 
     def posts(self, path: str | None = None) -> list[Received]:
         with self.changed:
@@ -60,14 +62,13 @@ class HttpSink:
 
     def wait_for(self, predicate: Callable[[list[Received]], bool], timeout: float = 20) -> None:
         """Block until `predicate(received)` holds; fail with what arrived if it never does."""
-        deadline = time.monotonic() + timeout
-        with self.changed:
-            while not predicate(self.received):
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    paths = [r.path for r in self.received]
-                    raise AssertionError(f"sink never saw what was expected; got {paths}")
-                self.changed.wait(left)
+        wait_until(
+            lambda: self.received,
+            predicate,
+            timeout=timeout,
+            what="the sink to see what was expected",
+            changed=self.changed,
+        )
 
 
 def start_sink() -> HttpSink:
@@ -111,5 +112,6 @@ def start_sink() -> HttpSink:
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     sink = HttpSink(server)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    # shutdown() waits for serve_forever's next poll: the default 0.5 s cost each test 0.25 s
+    threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True).start()
     return sink

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import secrets
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +22,7 @@ from models.settings import Settings
 from models.tables import Decision, Delivery, Escalation, Event
 from tests.support.services import REDIS, fresh_postgres_database, require
 from tests.support.sink import HttpSink
+from tests.support.waiting import wait_until
 from workers import names
 from workers.app import make_celery
 
@@ -88,6 +88,11 @@ def celery_app(settings: Settings, woken: Woken) -> Iterator[Celery]:
     """Our app, built the production way; overrides the plugin's test app."""
     upgrade(settings)
     app = make_celery(settings)
+    if not settings.embedded_broker:
+        # A stopping worker waits out its pending BRPOP (1 s by default) before it closes;
+        # a 0.1 s one saves ~0.7 s in each Redis test's teardown, for 10 BRPOPs a second.
+        options = app.conf.broker_transport_options
+        app.conf.broker_transport_options = {**options, "polling_interval": 0.1}
 
     # A fresh name per test: Celery keeps shared task names process-wide.
     @app.task(name="test.woken", shared=False)
@@ -136,15 +141,14 @@ class Harness:
         self, probe: Callable[[Session], T | None], timeout: float = 20, what: str = "condition"
     ) -> T:
         """Poll SQL (the truth) until `probe` returns something; fail after `timeout`."""
-        deadline = time.monotonic() + timeout
-        while True:
+
+        def once() -> T | None:
             with Session(self.engine) as session:
-                found = probe(session)
-            if found:
-                return found
-            if time.monotonic() > deadline:
-                raise AssertionError(f"timed out waiting for {what}")
-            time.sleep(0.05)
+                return probe(session)
+
+        found = wait_until(once, timeout=timeout, what=what)
+        assert found is not None
+        return found
 
     def case(self, run_id: str, packet_id: str, timeout: float = 20) -> Escalation:
         return self.wait(

@@ -6,7 +6,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ from models.migrate import upgrade
 from models.settings import Settings
 from models.tables import Escalation
 from tests.support.sink import HttpSink
+from tests.support.waiting import wait_until
 from tests.workers.conftest import Harness
 from workers.answers import answer
 from workers.intake import accept
@@ -192,23 +192,19 @@ def test_a_worker_child_killed_mid_stage_still_closes_the_case(
         from sqlmodel import select
 
         row = session.exec(select(Escalation).where(Escalation.packet_id == "esc-kill-1")).one()
-    deadline = time.monotonic() + 30
-    while True:
+
+    def state() -> str:
         with Session(engine) as session:
-            state = session.get(Escalation, row.id).state  # type: ignore[union-attr]
-        if state in ("awaiting", "followed_up") or time.monotonic() > deadline:
-            break
-        time.sleep(0.1)
+            return session.get(Escalation, row.id).state  # type: ignore[union-attr]
+
+    waiting = ("awaiting", "followed_up")
+    wait_until(state, lambda now: now in waiting, timeout=30, every=0.1, what="an open question")
     decided = answer(runtime_for(agent), row.id, option="approve", responder="ana", channel="test")
     assert decided.decided or decided.outcome == "superseded"  # a timeout default may win
-    deadline = time.monotonic() + 30
-    while True:
-        with Session(engine) as session:
-            closed = session.get(Escalation, row.id)
-            assert closed is not None
-        if closed.state == "closed" or time.monotonic() > deadline:
-            break
-        time.sleep(0.1)
+    wait_until(state, lambda now: now == "closed", timeout=30, every=0.1, what="the case to close")
+    with Session(engine) as session:
+        closed = session.get(Escalation, row.id)
+        assert closed is not None
     assert closed.state == "closed"
     assert closed.snapshot and closed.snapshot["fingerprint"]["value"] == "v1"
     engine.dispose()
