@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import functools
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any, ParamSpec, TypeVar
 
 import httpx
 
+from api.run_outcome import TERMINAL_STATES, outcome_of
 from workflows.errors import EscalationError, PermanentError
 
-TERMINAL_STATES = {"closed", "refused", "dead_letter"}
 P = ParamSpec("P")
 R = TypeVar("R")
 
@@ -154,18 +154,53 @@ class _Waiting:
 
 
 class ApprovalDenied(PermanentError):
-    """The decision on a `require_approval` escalation did not approve; `.case` says why."""
+    """`require_approval` did not run the function; the subclass says why, `.case` shows it."""
+
+    def __init__(self, case: dict[str, Any] | None, why: str) -> None:
+        self.case = case
+        super().__init__(f"not approved: {why} (case {(case or {}).get('id')})")
+
+
+class Denied(ApprovalDenied):
+    """A person decided, on an option that does not approve."""
+
+
+class Defaulted(ApprovalDenied):
+    """Nobody decided in time; `.action` is the default the design applied."""
 
     def __init__(self, case: dict[str, Any] | None) -> None:
-        self.case = case
-        decision = (case or {}).get("decision") or {}
-        what = decision.get("option", "no decision in time")
-        super().__init__(f"not approved: {what} (case {(case or {}).get('id')})")
+        self.action = ((case or {}).get("decision") or {}).get("value")
+        super().__init__(case, f"nobody decided in time; the default {self.action!r} applied")
 
 
-def approved(case: dict[str, Any] | None) -> bool:
-    """True when the case closed on a decision that lets the run go on."""
-    return case is not None and case.get("outcome") in ("resume", "reconcile_first")
+class WorldChanged(ApprovalDenied):
+    """Approved, but the state the run stopped in changed while it waited: reconcile first."""
+
+
+class NoAnswer(ApprovalDenied):
+    """Still undecided when the wait's timeout ran out; wait again with the case id."""
+
+
+class NotDecided(ApprovalDenied):
+    """The case ended without a decision (refused, parked or cancelled)."""
+
+
+def check_approved(case: dict[str, Any] | None, approving: Collection[str]) -> None:
+    """Return only when a person chose one of the `approving` options (label or value)."""
+    outcome = outcome_of(case)
+    decision = (case or {}).get("decision") or {}
+    chose = {str(decision.get("option", "")).lower(), str(decision.get("value", "")).lower()}
+    marked = {name.lower() for name in approving}
+    if outcome == "pending":
+        raise NoAnswer(case, "no decision in time")
+    if outcome == "defaulted":
+        raise Defaulted(case)
+    if outcome not in ("decided", "reconcile_first"):
+        raise NotDecided(case, f"the case ended {outcome} without a decision")
+    if not chose & marked or decision.get("is_default"):
+        raise Denied(case, f"{decision.get('decided_by')} chose {decision.get('option')!r}")
+    if outcome == "reconcile_first":
+        raise WorldChanged(case, "the state changed while the run waited; reconcile first")
 
 
 def require_approval(
@@ -174,11 +209,14 @@ def require_approval(
     *,
     options: list[Any] | None = None,
     timeout: float | None = None,
+    approving: Collection[str] = ("approve",),
 ) -> Callable[[Callable[P, R]], Callable[P, R]]:
-    """Escalate before the function runs; run it only on an approving decision.
+    """Escalate before the function runs; run it only when a person chose an `approving`
+    option (by label or value) and the world did not change while it waited.
 
     `packet` may be a callable given the function's arguments, so the packet can name them.
-    Raises ApprovalDenied on a stopping decision, a default that stops, or no decision in time.
+    Raises Denied, Defaulted (a default never approves), WorldChanged, NoAnswer or
+    NotDecided, all ApprovalDenied.
     """
 
     def decorate(function: Callable[P, R]) -> Callable[P, R]:
@@ -187,8 +225,7 @@ def require_approval(
             body = packet(*args, **kwargs) if callable(packet) else packet
             created = client.raise_(body, options=options)
             case = client.wait(created["id"], timeout=timeout)
-            if not approved(case):
-                raise ApprovalDenied(case)
+            check_approved(case, approving)
             return function(*args, **kwargs)
 
         return guarded

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-EXIT_COMMAND, EXIT_STOP, EXIT_TIMED_OUT, EXIT_PARKED = 0, 3, 4, 5
+from api.run_outcome import Exit, exit_code, wait_view
 
 pipeline_app = typer.Typer(
     name="pipeline",
@@ -29,8 +29,9 @@ def _absolute(path: str | None) -> str | None:
 @pipeline_app.command(
     "raise",
     epilog="Prints the case as JSON: id, offered commands, advisory, files read. With --wait, "
-    "then prints the chosen command; exit 0 for a command to run, 3 for STOP, 4 timed out, "
-    "5 parked (dead_letter: nothing to run until it is retried). Exit 1 when the folder is "
+    "then prints the chosen command; exit 0 for a command a person chose, 3 for a person's "
+    "STOP, 4 defaulted (nobody answered: STOP), 5 reconcile first, 6 parked or refused "
+    "(nothing to run until it is retried), 7 still pending. Exit 1 when the folder is "
     "refused (each problem on stderr) or the service is unreachable.",
 )
 def raise_command(
@@ -78,10 +79,11 @@ def _wait_for_command(client: Any, escalation_id: str, timeout: float | None) ->
 
     case = call(lambda: client.wait(escalation_id, timeout=timeout))
     if case is None:
-        typer.echo(json.dumps({"id": escalation_id, "state": "waiting", "timed_out": True}))
-        raise typer.Exit(EXIT_TIMED_OUT)
+        typer.echo(json.dumps(wait_view(case, escalation_id)))
+        raise typer.Exit(Exit.PENDING)
     command = (case.get("pipeline") or {}).get("command")
-    typer.echo(json.dumps({"id": case["id"], "command": command, "decision": case["decision"]}))
+    view = wait_view(case, escalation_id)
+    typer.echo(json.dumps({**view, "command": command}))
     if case["state"] != "closed" or command is None:
         # Parked before its close entry (no recheck yet), or refused: nothing to run now.
         typer.echo(
@@ -89,8 +91,8 @@ def _wait_for_command(client: Any, escalation_id: str, timeout: float | None) ->
             f"`escalate retry {case['id']}` once its cause is fixed",
             err=True,
         )
-        raise typer.Exit(EXIT_PARKED)
-    raise typer.Exit(EXIT_STOP if command == "STOP" else EXIT_COMMAND)
+        raise typer.Exit(Exit.NO_DECISION)
+    raise typer.Exit(exit_code(case))
 
 
 @pipeline_app.command("counters")

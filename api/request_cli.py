@@ -84,7 +84,7 @@ def compose_command(
         int | None, typer.Option(help="Minutes before the timeout default (default: the tier's).")
     ] = None,
     timeout_action: Annotated[
-        str | None, typer.Option(help="skip|queue|retry|abort (default: the tier's).")
+        str | None, typer.Option(help="skip|queue|retry|abort|hold (default: the tier's).")
     ] = None,
     context_ref: Annotated[
         list[str] | None, typer.Option(help="A file, link or log the human may need (repeat).")

@@ -6,7 +6,7 @@ from typing import Any
 
 from fastapi import Response, status
 
-from models.store import decision_json, iso
+from models.store import decision_json, iso, resolution_of
 from models.tables import Decision, Delivery, Escalation, Event, Reply
 from workers.intake import Accepted
 from workers.runtime import Runtime
@@ -42,7 +42,7 @@ def escalation_summary(row: Escalation) -> dict[str, Any]:
         "severity": row.severity,
         "trigger_type": row.trigger_type,
         "state": row.state,
-        "outcome": row.outcome,
+        "outcome": resolution_of(row),
         "question": (row.packet or {}).get("requested_action"),
         "created_at": iso(row.created_at),
         "next_action_at": iso(row.next_action_at),

@@ -9,8 +9,7 @@ import typer
 
 from api.blocked_cli import unblock_locally
 from api.cli_common import call, fail, make_client
-
-EXIT_RESUME, EXIT_STOP, EXIT_TIMED_OUT = 0, 3, 4
+from api.run_outcome import exit_code, wait_view
 
 
 def wait_and_exit(
@@ -21,27 +20,12 @@ def wait_and_exit(
     unblock: bool = False,
     blocked_file: str | None = None,
 ) -> None:
-    """Wait for the decision and print it as JSON; exit 0 resume, 3 stop/abort, 4 timed out."""
+    """Wait for the outcome and print it as JSON; exit by the README's table (Exit)."""
     case = call(lambda: client.wait(escalation_id, timeout=timeout))
-    if case is None:
-        typer.echo(json.dumps({"id": escalation_id, "state": "waiting", "timed_out": True}))
-        raise typer.Exit(EXIT_TIMED_OUT)
-    typer.echo(
-        json.dumps(
-            {
-                "id": case["id"],
-                "state": case["state"],
-                "outcome": case.get("outcome"),
-                "decision": case.get("decision"),
-            },
-            indent=2,
-        )
-    )
-    if unblock:
+    typer.echo(json.dumps(wait_view(case, escalation_id), indent=2))
+    if case is not None and unblock:
         _unblock_after_wait(client, case, blocked_file)
-    raise typer.Exit(
-        EXIT_RESUME if case.get("outcome") in ("resume", "reconcile_first") else EXIT_STOP
-    )
+    raise typer.Exit(exit_code(case))
 
 
 def _unblock_after_wait(client: Any, case: dict[str, Any], blocked_file: str | None) -> None:
@@ -72,7 +56,9 @@ def _unblock_after_wait(client: Any, case: dict[str, Any], blocked_file: str | N
 
 def wait_(
     escalation_id: Annotated[str, typer.Argument(help="Escalation id.")],
-    timeout: Annotated[float | None, typer.Option(help="Give up after SECONDS (exit 4).")] = None,
+    timeout: Annotated[
+        float | None, typer.Option(help="Give up after SECONDS (exit 7; wait again later).")
+    ] = None,
     unblock: Annotated[
         bool,
         typer.Option(
@@ -90,7 +76,8 @@ def wait_(
         ),
     ] = None,
 ) -> None:
-    """Block until decided; print it as JSON. Exit 0 resume, 3 stop/abort, 4 timed out."""
+    """Block until decided; print it as JSON. Exit 0 resume, 3 stopped, 4 defaulted,
+    5 reconcile first, 6 no decision (refused, parked, cancelled), 7 still pending."""
     wait_and_exit(
         make_client(),
         escalation_id,

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from dataclasses import fields as dataclass_fields
 from datetime import UTC, datetime, timedelta
+from functools import lru_cache
 from typing import Any
 
 from sqlalchemy import or_
@@ -18,12 +20,14 @@ from sqlmodel import Session, col, select
 from models.tables import Decision, Delivery, Escalation, Event, PipelinePhase, Reply
 from workflows.case import Case, parse_options
 from workflows.design import Design, parse_design
+from workflows.errors import DesignError
 from workflows.judgement import ReplyOutcome
 from workflows.stage_results import (
     CaseUpdate,
     DecisionSpec,
     DeliveryState,
     EventSpec,
+    Resolution,
     StageResult,
 )
 from workflows.states import TERMINAL, State
@@ -91,17 +95,29 @@ def case_of(row: Escalation) -> Case:
     )
 
 
-_DESIGNS: dict[str, Design] = {}  # by content hash: each design version is parsed once
-
-
 def design_of(row: Escalation) -> Design:
-    """The design the case was routed with, frozen at intake (parsed once per version)."""
-    if row.design_hash is None or row.design_hash not in _DESIGNS:
-        design = parse_design(row.design, source=f"escalation {row.id}")
-        if row.design_hash is None:
-            return design
-        _DESIGNS[row.design_hash] = design
-    return _DESIGNS[row.design_hash]
+    """The design the case was routed with, frozen at intake (each version parsed once)."""
+    # Keyed by the stored content itself, not design_hash: a row whose design was altered
+    # must not be served the parse of what it used to hold.
+    try:
+        return _parsed_design(json.dumps(row.design, sort_keys=True))
+    except DesignError:  # parsed again, so the problems name this case
+        return parse_design(row.design, source=f"escalation {row.id}")
+
+
+@lru_cache(maxsize=64)
+def _parsed_design(content: str) -> Design:
+    return parse_design(json.loads(content), source="a stored design")
+
+
+def resolution_of(row: Escalation) -> Resolution | None:
+    """How the case ended, as the run is told; None while it is open. A parked case reads
+    as parked while it stays in dead_letter (a retry puts it back in the workflow)."""
+    if row.state == State.DEAD_LETTER:
+        return Resolution.PARKED
+    if row.state == State.REFUSED:
+        return Resolution.REFUSED
+    return Resolution(row.outcome) if row.outcome else None
 
 
 def add_event(

@@ -11,7 +11,7 @@ from sqlalchemy import Enum as SAEnum
 from sqlmodel import Field, SQLModel
 
 from workflows.judgement import ReplyOutcome
-from workflows.stage_results import CloseOutcome, DeliveryState, Role, Via
+from workflows.stage_results import DeliveryState, Resolution, Role, Via
 from workflows.states import State
 
 
@@ -69,7 +69,7 @@ class Escalation(SQLModel, table=True):
     owner: str | None = Field(default=None, max_length=200)  # the run's owner, e.g. slack:U1
     # sha256 of run, trigger type and normalised blocked_on: a repeat joins the open case.
     question_key: str | None = Field(default=None, max_length=64, index=True)
-    outcome: CloseOutcome | None = _enum(CloseOutcome, 32, nullable=True)
+    outcome: Resolution | None = _enum(Resolution, 32, nullable=True)
     # A pipeline's case (SPEC §6): its phase, the commands offered and accepted, the advisory.
     pipeline: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
     attempts: int = 0

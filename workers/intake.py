@@ -16,7 +16,7 @@ from workflows.case import options_to_json
 from workflows.errors import PacketRefused
 from workflows.intake import Admission, admit, question_key
 from workflows.secrets import find_secrets, scan_text
-from workflows.stage_results import CloseOutcome, EventSpec
+from workflows.stage_results import EventSpec, Resolution
 from workflows.states import State
 
 log = logging.getLogger(__name__)
@@ -132,7 +132,7 @@ def _record_refusal(runtime: Runtime, request: Any, problems: list[str], *, now:
         created_at=now,
         updated_at=now,
         closed_at=now,
-        outcome=CloseOutcome.REFUSED,
+        outcome=Resolution.REFUSED,
     )
     with transaction(runtime.engine) as session:
         stored, created = insert_escalation(

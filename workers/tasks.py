@@ -165,7 +165,9 @@ def apply_timeout(self: Any, escalation_id: str) -> None:
         if decision_of(session, row.id) is not None:
             return None  # a late answer got in first; it wins
         design = design_of(row)
-        return routing.apply_timeout(case_of(row), design, now=now)
+        return routing.apply_timeout(
+            case_of(row), design, public_url=runtime.settings.resolved_public_url, now=now
+        )
 
     finish(self.app, runtime, escalation_id, State.FOLLOWED_UP, decide)
 

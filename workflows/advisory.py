@@ -67,6 +67,13 @@ def _first_options(case: Case) -> list[Option]:
     return options[:FORM_OPTIONS]
 
 
+def what_happens(timeout_action: str) -> str:
+    """What the timeout does, as a person reads it: a default, or nothing (hold)."""
+    if timeout_action == "hold":
+        return "nothing is applied: the tiers above are paged and the run waits for a person"
+    return f"the default applies: {timeout_action}"
+
+
 def prompt_form(case: Case, *, timeout_action: str, deadline: datetime | None) -> PromptForm:
     """The form a phone shows; the full question and every answer stay on the case page."""
     shown = _first_options(case)
@@ -78,5 +85,5 @@ def prompt_form(case: Case, *, timeout_action: str, deadline: datetime | None) -
         question=one_line(case.packet.get("requested_action", ""), QUESTION_LIMIT),
         options=tuple(FormOption(text, o) for text, o in zip(texts, shown, strict=True)),
         more=len(case.options) - len(shown),
-        default=f"If nobody answers{when}, the default applies: {timeout_action}.",
+        default=f"If nobody answers{when}, {what_happens(timeout_action)}.",
     )

@@ -11,11 +11,9 @@ from workflows.text import one_line
 
 DECISION_FILE = "DECISION.md"
 DECISIONS_LOG = "decisions.log"
-OUTCOME_ADVICE = {
-    "resume": "Resume: the decision clears this one point only.",
-    "reconcile_first": "Reconcile first: the state changed since the snapshot; then resume.",
-    "stop": "Stop: do not continue this work; the remaining work is discarded.",
-}
+RESUME = "Resume: the decision clears this one point only."
+STOP = "Stop: do not continue this work; the remaining work is discarded."
+RECONCILE = "Reconcile first: the state changed since the snapshot; then resume."
 
 
 def _escalation_line(escalation_id: str) -> str:
@@ -95,9 +93,11 @@ def render_decision(
 ) -> str:
     """DECISION.md from a close entry: the question, the decision, who, when and the outcome."""
     outcome = one_line(close.get("outcome", ""))
-    by = one_line(close.get("decided_by", ""))
+    resumes = bool(close.get("resumes"))
     if close.get("is_default"):
-        by += " (the timeout default, not a human)"
+        by = "nobody (the timeout default applied)"
+    else:
+        by = f"{one_line(close.get('decided_by') or '')} via {one_line(close.get('channel', ''))}"
     lines = [
         "# Decision",
         "",
@@ -108,17 +108,17 @@ def render_decision(
         f"- Case: {one_line(escalation_id)} (run {one_line(run_id)}, packet {one_line(packet_id)})",
         f"- Option: {one_line(close.get('option', ''))}",
         f"- Value: {one_line(close.get('value', ''))}",
-        f"- Decided by: {by} via {one_line(close.get('channel', ''))}",
+        f"- Decided by: {by}",
         f"- When: {one_line(closed_at)}",
         f"- Outcome: {outcome}",
         f"- Recheck: {one_line(close.get('recheck', ''), 400)}",
         "",
         "## Next:",
-        OUTCOME_ADVICE.get(outcome, f"Outcome {outcome}."),
+        RECONCILE if outcome == "reconcile_first" else RESUME if resumes else STOP,
     ]
-    if outcome != "stop" and close.get("clears"):
+    if resumes and close.get("clears"):
         lines.append(f"Cleared: {one_line(close['clears'], 400)}")
-    if outcome == "stop" and close.get("work_discarded"):
+    if not resumes and close.get("work_discarded"):
         discarded = "; ".join(str(item) for item in close["work_discarded"])
         lines.append(f"Discarded: {one_line(discarded, 400)}")
     return "\n".join([*lines, ""])
@@ -127,7 +127,8 @@ def render_decision(
 def decision_log_line(close: Mapping[str, Any], *, escalation_id: str, closed_at: str) -> str:
     """One tab-separated line per case: ISO time, case id, option, outcome, who."""
     fields = (closed_at, escalation_id, close.get("option"), close.get("outcome"))
-    return "\t".join([*(one_line(f) for f in fields), one_line(close.get("decided_by", ""))])
+    by = "timeout default" if close.get("is_default") else close.get("decided_by") or ""
+    return "\t".join([*(one_line(f) for f in fields), one_line(by)])
 
 
 def is_logged(log_text: str, escalation_id: str) -> bool:

@@ -12,11 +12,11 @@ from workflows.case import Case
 from workflows.pipeline import command_record
 from workflows.stage_results import (
     CaseUpdate,
-    CloseOutcome,
     DecisionSpec,
     EventSpec,
     Outbound,
     Purpose,
+    Resolution,
     Stage,
     StageResult,
     Via,
@@ -62,25 +62,28 @@ def close_case(
 ) -> StageResult:
     """Stage 6: recheck the state, write the close entry and queue the wake-ups."""
     checked = recheck(case.snapshot, current, probe_error)
-    if not decision.resumes:
-        outcome = CloseOutcome.STOP
-    elif checked.changed:
-        outcome = CloseOutcome.RECONCILE_FIRST
+    if checked.changed and decision.resumes:
+        outcome = Resolution.RECONCILE_FIRST  # acting on the answer needs a look first
+    elif decision.is_default:
+        outcome = Resolution.DEFAULTED
     else:
-        outcome = CloseOutcome.RESUME
+        outcome = Resolution.DECIDED
     remaining = list(case.packet.get("remaining", []))
     close = {
         "option": decision.option,
         "value": decision.value,
-        "decided_by": decision.decided_by,
+        # A default is nobody's decision: the run is never told a person chose it.
+        "decided_by": None if decision.is_default else decision.decided_by,
         "channel": decision.channel,
         "is_default": decision.is_default,
+        "default_action": decision.value if decision.is_default else None,
         "outcome": outcome,
+        "resumes": decision.resumes,
         "recheck": checked.message,
-        "resume_at": now.isoformat() if outcome is not CloseOutcome.STOP else None,
+        "resume_at": now.isoformat() if decision.resumes else None,
         # The decision clears this one point only; on stop the remaining work is dropped.
         "clears": case.packet.get("blocked_on"),
-        "work_discarded": remaining if outcome is CloseOutcome.STOP else [],
+        "work_discarded": [] if decision.resumes else remaining,
     }
     outbound = _wake_ups(case, close, now=now)
     return StageResult(

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from workflows.advisory import advisory, prompt_form
+from workflows.advisory import advisory, prompt_form, what_happens
 from workflows.case import Case, Option
 from workflows.durations import format_duration
 from workflows.text import one_line
@@ -137,7 +137,7 @@ def render_notification(
         f"- details: GET {public_url}/v1/escalations/{case.id} (operator token)",
         "",
         f"While waiting the run is {route.waiting_behavior}. If nobody decides within "
-        f"{format_duration(route.timeout)}, the default applies: {route.timeout_action}.",
+        f"{format_duration(route.timeout)}, {what_happens(route.timeout_action)}.",
         f"Case {case.id} · packet {case.packet_id} · design {route.design}",
     ]
     prefix = "[copy] " if copy_for else ""

@@ -21,7 +21,7 @@ from workflows.stage_results import (
     StageResult,
     Via,
 )
-from workflows.states import State, check_transition
+from workflows.states import State, TransitionRefused, check_transition
 from workflows.vocabulary import TimeoutAction
 
 # A pipeline nobody answered halts: the orchestrator is never sent a reset no one chose.
@@ -141,9 +141,12 @@ def follow_up(case: Case, design: Design, *, public_url: str, now: datetime) -> 
     )
 
 
-def apply_timeout(case: Case, design: Design, *, now: datetime) -> StageResult:
-    """Stage 5: nobody decided in time, so the design's default becomes the decision."""
+def apply_timeout(case: Case, design: Design, *, public_url: str, now: datetime) -> StageResult:
+    """Stage 5: nobody decided in time, so the design's default becomes the decision; or,
+    for `hold`, nothing is decided and every tier above is paged."""
     facts = route_facts(design, case)
+    if facts.timeout_action == TimeoutAction.HOLD and not case.pipeline:
+        return hold(case, design, facts, public_url=public_url, now=now)
     if case.pipeline:
         action, resumes = PIPELINE_TIMEOUT_COMMAND, False
     else:
@@ -168,6 +171,44 @@ def apply_timeout(case: Case, design: Design, *, now: datetime) -> StageResult:
         updates=CaseUpdate(decided_at=now),
         decision=decision,
         next_stage=Stage.CLOSE,
+    )
+
+
+def hold(
+    case: Case, design: Design, facts: RouteFacts, *, public_url: str, now: datetime
+) -> StageResult:
+    """A `hold` timeout: no default; each tier above the follow-up's is paged once, and the
+    case waits for a person with no deadline (it is never decided by the clock)."""
+    if case.state is not State.FOLLOWED_UP:  # it stays there: no transition to check
+        raise TransitionRefused(f"only a followed_up case is held; this one is {case.state}")
+    tier = design.tier(facts.severity)
+    paged = {tier.recipient.primary}
+    if tier.next_tier is not None:  # the follow-up paged it already
+        paged.add(design.tier(tier.next_tier).recipient.primary)
+    chain = []
+    above = design.tier(tier.next_tier).next_tier if tier.next_tier else None
+    while above is not None:
+        primary = design.tier(above).recipient.primary
+        if primary not in paged:
+            paged.add(primary)
+            chain.append(primary)
+        above = design.tier(above).next_tier
+    message = render_follow_up(case, facts, public_url=public_url, at=now, next_tier=True)
+    outbound = tuple(
+        Outbound(Purpose.FOLLOW_UP, Via.APPRISE, target, Role.NEXT_TIER, *_message(message))
+        for target in chain
+    )
+    return StageResult(
+        state=State.FOLLOWED_UP,
+        events=(
+            EventSpec(
+                "held",
+                {"after_seconds": facts.timeout.total_seconds(), "paged": list(chain)},
+            ),
+        ),
+        next_action_at=None,
+        outbound=outbound,
+        next_stage=Stage.DELIVER if outbound else None,
     )
 
 

@@ -66,13 +66,20 @@ class DeliveryState(StrEnum):
     CANCELLED = "cancelled"  # a page no longer needed: the case was decided
 
 
-class CloseOutcome(StrEnum):
-    """What the run is told to do when its case closes (or that it never opened)."""
+class Resolution(StrEnum):
+    """How a case ended, as every interface tells the run (README: what the run sees)."""
 
-    RESUME = "resume"
-    STOP = "stop"
-    RECONCILE_FIRST = "reconcile_first"  # the world changed while the case waited
+    DECIDED = "decided"  # a person chose an option: who, when, which
+    DEFAULTED = "defaulted"  # nobody decided in time: the design's default action, no person
+    RECONCILE_FIRST = "reconcile_first"  # decided or defaulted, but the world changed meanwhile
     REFUSED = "refused"  # the packet failed its checks; nothing was sent
+    PARKED = "parked"  # a stage kept failing (dead_letter); a person must retry it
+    CANCELLED = "cancelled"  # withdrawn before anyone decided
+
+    @property
+    def is_decision(self) -> bool:
+        """An answer (a person's or the default) that the run acts on."""
+        return self in (Resolution.DECIDED, Resolution.DEFAULTED, Resolution.RECONCILE_FIRST)
 
 
 @dataclass(frozen=True)
@@ -86,7 +93,7 @@ class CaseUpdate:
     followed_up_at: datetime | None = None
     decided_at: datetime | None = None
     closed_at: datetime | None = None
-    outcome: CloseOutcome | None = None
+    outcome: Resolution | None = None
     reply_token_hash: str | None = None  # the worker derives it: the code needs the key
 
 

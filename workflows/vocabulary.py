@@ -42,6 +42,7 @@ class TimeoutAction(StrEnum):
     QUEUE = "queue"
     RETRY = "retry"
     ABORT = "abort"
+    HOLD = "hold"  # apply nothing: page up the tiers and wait for a person
 
 
 # A critical case must not keep working while it waits (SPEC §1, §9).

@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
-from api.client import ApprovalDenied, AsyncEscalations, Escalations, require_approval
+from api.client import AsyncEscalations, Denied, Escalations, require_approval
 from tests.api.test_serve import Server
 from tests.support.sink import HttpSink
 from tests.support.waiting import wait_until
@@ -76,7 +76,7 @@ def test_require_approval_runs_the_function_only_when_approved(
     answer_when_notified(server, sink, "esc-drop-orders", "approve")
     assert drop("orders") == "dropped orders"
     answer_when_notified(server, sink, "esc-drop-users", "deny")
-    with pytest.raises(ApprovalDenied, match="not approved: deny"):
+    with pytest.raises(Denied, match="chose 'deny'"):
         drop("users")
     assert ran == ["orders"]
 
@@ -108,7 +108,7 @@ def test_the_async_client_waits_without_blocking_the_loop(
         return case
 
     case = asyncio.run(scenario())
-    assert case is not None and case["outcome"] == "resume"
+    assert case is not None and case["outcome"] == "decided"
     assert isinstance(Escalations, type)
 
 

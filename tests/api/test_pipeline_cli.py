@@ -112,4 +112,4 @@ class ParkedClient:
 def test_wait_runs_no_command_from_a_case_that_never_closed() -> None:
     with pytest.raises(typer.Exit) as ended:
         _wait_for_command(ParkedClient(), "c1", timeout=1)
-    assert ended.value.exit_code == 5
+    assert ended.value.exit_code == 6  # no decision: parked

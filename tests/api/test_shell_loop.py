@@ -133,10 +133,10 @@ def test_the_loop_stops_on_a_real_escalation_and_resumes_after_the_decision(
     who = closed["decision"]["decided_by"]
     assert "ana" in who
     assert f"- Decided by: {who} via api" in lines
-    assert "- Outcome: resume" in lines
+    assert "- Outcome: decided" in lines
     assert f"- When: {closed['closed_at']}" in lines
     (log_line,) = (work / "decisions.log").read_text().splitlines()
-    assert log_line.split("\t") == [closed["closed_at"], escalation_id, "approve", "resume", who]
+    assert log_line.split("\t") == [closed["closed_at"], escalation_id, "approve", "decided", who]
 
     # And the next run of the loop resumes the agent, which reads the decision
     resumed = run_loop(work, env)
@@ -192,12 +192,12 @@ def test_wait_unblock_does_it_when_the_service_cannot_reach_the_runs_disk(
     out, err = waiting.communicate(timeout=60)
     # Then it exits 3 (stop) with the decision on disk and BLOCKED.md gone
     assert waiting.returncode == 3, err
-    assert json.loads(out)["outcome"] == "stop"
+    assert json.loads(out)["outcome"] == "decided" and json.loads(out)["resumes"] is False
     assert not blocked.exists()
     decision = (tmp_path / "DECISION.md").read_text().splitlines()
-    assert "- Option: deny" in decision and "- Outcome: stop" in decision
+    assert "- Option: deny" in decision and "- Outcome: decided" in decision
     (line,) = (tmp_path / "decisions.log").read_text().splitlines()
-    assert line.split("\t")[1:4] == [created["id"], "deny", "stop"]
+    assert line.split("\t")[1:4] == [created["id"], "deny", "decided"]
     assert "ana" in line.split("\t")[4]
 
 

@@ -159,7 +159,7 @@ def rename(parent: tuple[str, ...], old: str, new: str) -> Mutation:
         pytest.param(
             set_in("severities", "medium", "timeout_default", "wait"),
             "severities.medium.timeout_default: 'wait' is not valid "
-            "(use skip, queue, retry or abort)",
+            "(use skip, queue, retry, abort or hold)",
             id="bad-timeout-default",
         ),
         pytest.param(

@@ -16,7 +16,7 @@ from models.settings import Settings
 from models.tables import Delivery, Escalation, Reply
 from tests.support.services import fresh_postgres_database
 from workflows.judgement import ReplyOutcome
-from workflows.stage_results import CloseOutcome, DeliveryState, Role, Via
+from workflows.stage_results import DeliveryState, Resolution, Role, Via
 from workflows.states import State
 
 NOW = datetime(2026, 12, 1, tzinfo=UTC)
@@ -38,7 +38,7 @@ def session(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Session]
         yield from open_on(Settings(home=tmp_path, database_url=url))
 
 
-def case(session: Session, state: State, outcome: CloseOutcome | None) -> Escalation:
+def case(session: Session, state: State, outcome: Resolution | None) -> Escalation:
     row = Escalation(
         id=f"e-{state}-{outcome}",
         run_id="r",
@@ -55,7 +55,7 @@ def case(session: Session, state: State, outcome: CloseOutcome | None) -> Escala
 
 def test_every_case_state_and_outcome_is_stored_and_read_as_a_member(session: Session) -> None:
     for state in State:
-        for outcome in [None, *CloseOutcome]:
+        for outcome in [None, *Resolution]:
             row = case(session, state, outcome)
             session.expire(row)
             assert row.state is state and row.outcome is outcome

@@ -73,7 +73,7 @@ def test_the_code_in_the_notification_routes_a_chat_reply(
     assert reply.status_code == 200, reply.json()
     assert reply.json()["understood"] == "approve"
     closed = service.in_state(case_id, "closed")
-    assert closed.outcome == "resume"
+    assert closed.outcome == "decided"
     [decision] = service.decisions(case_id)
     # A bridge names the platform, but cannot pose as a platform identity we verify ourselves
     assert decision.decided_by == "bridge:slack:U123" and decision.channel == "bridge:slack"
@@ -147,7 +147,7 @@ def test_a_link_asks_on_get_and_decides_once_on_post(service: Harness, api: Test
     done = api.post(path)
     assert done.status_code == 200 and "Decided: deny" in done.text
     closed = service.in_state(case_id, "closed")
-    assert closed.outcome == "stop"
+    assert closed.outcome == "decided"
     [decision] = service.decisions(case_id)
     assert decision.channel == "link" and decision.decided_by == "link via ops"
     # A reused link decides nothing
@@ -315,7 +315,7 @@ def test_a_telegram_reply_needs_the_secret_and_counts_once(
     assert first.status_code == 200 and first.json()["understood"] == "deny"
     replayed = platform_api.post("/v1/inbound/telegram", json=update, headers=headers)
     assert replayed.json()["outcome"] == "duplicate"
-    assert service.in_state(case_id, "closed").outcome == "stop"
+    assert service.in_state(case_id, "closed").outcome == "decided"
 
 
 @pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
@@ -444,4 +444,4 @@ def test_stopping_a_critical_case_takes_a_confirm(service: Harness, api: TestCli
         json={"text": f"{code} confirm deny", "channel": "c", "sender": "ana"},
     )
     assert done.json()["outcome"] == "decided"
-    assert service.in_state(case_id, "closed").outcome == "stop"
+    assert service.in_state(case_id, "closed").outcome == "decided"

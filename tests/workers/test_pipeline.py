@@ -123,7 +123,7 @@ def test_a_pipeline_escalates_from_its_state_folder_and_its_command_is_recorded(
         "op",
         "4",
     )
-    assert written["outcome"] == "resume" and written["recheck"].startswith("unchanged: file")
+    assert written["outcome"] == "decided" and written["recheck"].startswith("unchanged: file")
     detail = api.get(f"/v1/escalations/{case['id']}", headers=AGENT).json()
     assert detail["pipeline"]["command"] == "RESET_EXECUTION"
     assert counters(api)["resets"] == 1
@@ -243,7 +243,7 @@ def test_nobody_answering_halts_the_pipeline(
     service.wait(lambda _s: command_file.exists(), what="the command file")
     written = json.loads(command_file.read_text())
     assert written["command"] == "STOP" and written["is_default"] is True
-    assert written["outcome"] == "stop"
+    assert written["outcome"] == "defaulted"
 
 
 @pytest.mark.parametrize("backend", ["sqlite"], indirect=True)

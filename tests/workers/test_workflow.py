@@ -39,7 +39,7 @@ def test_intake_by_name_notifies_decides_wakes_and_closes(service: Harness) -> N
     assert result.decided and result.option == "skip"
     # Then the case closes with the decision and the run is woken both ways
     closed = service.in_state(case.id, "closed")
-    assert closed.outcome == "resume"
+    assert closed.outcome == "decided"
     service.sink.wait_for(lambda got: any(r.path == "/wake" for r in got))
     webhook = service.sink.posts("/wake")[0]
     secret = runtime_for(service.app).webhook_secret
@@ -79,7 +79,7 @@ def test_no_answer_gets_one_follow_up_then_the_default_once(service: Harness) ->
     [decision] = service.decisions(case.id)
     assert decision.is_default and decision.option == "retry"
     assert decision.decided_by.startswith("system")
-    assert closed.outcome == "resume"
+    assert closed.outcome == "defaulted"
 
 
 def test_a_failing_channel_is_retried_and_each_attempt_recorded(service: Harness) -> None:

@@ -234,7 +234,8 @@ def close_entry(**changes: Any) -> dict[str, Any]:
         "decided_by": "ana",
         "channel": "api",
         "is_default": False,
-        "outcome": "resume",
+        "outcome": "decided",
+        "resumes": True,
         "recheck": "the state fingerprint is unchanged",
         "resume_at": CLOSED_AT,
         "clears": "Three source records have no matching customer.",
@@ -268,7 +269,7 @@ def test_given_a_human_decision_then_decision_md_reads_exactly_so() -> None:
             "- Value: approve",
             "- Decided by: ana via api",
             f"- When: {CLOSED_AT}",
-            "- Outcome: resume",
+            "- Outcome: decided",
             "- Recheck: the state fingerprint is unchanged",
             "",
             "## Next:",
@@ -280,29 +281,34 @@ def test_given_a_human_decision_then_decision_md_reads_exactly_so() -> None:
 
 
 @pytest.mark.parametrize(
-    ("outcome", "advice"),
+    ("outcome", "resumes", "advice"),
     [
-        ("stop", "Stop: do not continue this work; the remaining work is discarded."),
-        ("reconcile_first", "Reconcile first: the state changed since the snapshot; then resume."),
+        ("decided", False, "Stop: do not continue this work; the remaining work is discarded."),
+        ("defaulted", False, "Stop: do not continue this work; the remaining work is discarded."),
+        ("defaulted", True, "Resume: the decision clears this one point only."),
+        (
+            "reconcile_first",
+            True,
+            "Reconcile first: the state changed since the snapshot; then resume.",
+        ),
     ],
 )
-def test_the_next_step_follows_the_outcome(outcome: str, advice: str) -> None:
-    text = decision_text(close_entry(outcome=outcome))
+def test_the_next_step_follows_the_outcome(outcome: str, resumes: bool, advice: str) -> None:
+    text = decision_text(close_entry(outcome=outcome, resumes=resumes))
     assert f"- Outcome: {outcome}" in text.splitlines()
     assert section(text + "\n", "## Next:")[0] == advice
-    assert ("Cleared:" in text) is (outcome != "stop")
+    assert ("Cleared:" in text) is resumes
 
 
 def test_a_stop_names_the_work_it_discards() -> None:
-    text = decision_text(close_entry(outcome="stop", work_discarded=["Verify totals.", "Ship."]))
+    text = decision_text(close_entry(resumes=False, work_discarded=["Verify totals.", "Ship."]))
     assert text.splitlines()[-1] == "Discarded: Verify totals.; Ship."
 
 
 def test_a_timeout_default_says_it_was_not_a_human() -> None:
-    text = decision_text(close_entry(decided_by="system (timeout default)", is_default=True))
-    assert "- Decided by: system (timeout default) (the timeout default, not a human) via api" in (
-        text.splitlines()
-    )
+    text = decision_text(close_entry(decided_by=None, is_default=True, outcome="defaulted"))
+    assert "- Decided by: nobody (the timeout default applied)" in text.splitlines()
+    assert "- Outcome: defaulted" in text.splitlines()
 
 
 def test_a_line_break_in_a_decision_field_never_adds_a_line() -> None:
@@ -321,7 +327,7 @@ def test_the_log_line_is_time_case_option_outcome_who() -> None:
     line = decision_log_line(
         close_entry(decided_by="ana\tb"), escalation_id=CASE_ID, closed_at=CLOSED_AT
     )
-    assert line.split("\t") == [CLOSED_AT, CASE_ID, "approve", "resume", "ana b"]
+    assert line.split("\t") == [CLOSED_AT, CASE_ID, "approve", "decided", "ana b"]
     assert "\n" not in line
 
 
@@ -382,7 +388,7 @@ def test_given_a_blocked_file_wake_then_closing_queues_one_unblock_with_the_rend
             "log_line": decision_log_line(close, escalation_id=CASE_ID, closed_at=NOW.isoformat()),
         },
     )
-    assert "- Outcome: resume" in unblock.payload["decision_md"].splitlines()
+    assert "- Outcome: decided" in unblock.payload["decision_md"].splitlines()
     assert result.next_stage == "deliver"
 
 
@@ -394,4 +400,5 @@ def test_the_unblock_comes_after_the_other_wake_ups() -> None:
         ("wake_task", "celery"),
         ("unblock", "file"),
     ]
-    assert "- Outcome: stop" in result.outbound[1].payload["decision_md"].splitlines()
+    assert "- Outcome: decided" in result.outbound[1].payload["decision_md"].splitlines()
+    assert "Discarded:" in result.outbound[1].payload["decision_md"]

@@ -439,7 +439,7 @@ def test_given_nobody_decided_when_timed_out_then_the_default_is_the_decision(
     case = make_case(packet_for(severity), state=state, routed_at=NOW)
     later = NOW + TIERS[severity][1]
     # When the timeout passes
-    result = apply_timeout(case, DESIGN, now=later)
+    result = apply_timeout(case, DESIGN, public_url=PUBLIC_URL, now=later)
     # Then the tier's default is recorded as a decision, marked as the system's default
     assert result.state is State.DECIDED
     assert result.decision == DecisionSpec(
@@ -466,7 +466,7 @@ def test_given_harm_risk_when_timed_out_then_abort_and_the_run_does_not_resume(
     severity: str,
 ) -> None:
     case = make_case(packet_for(severity, trigger_type="harm_risk"), state=State.FOLLOWED_UP)
-    decision = apply_timeout(case, DESIGN, now=NOW).decision
+    decision = apply_timeout(case, DESIGN, public_url=PUBLIC_URL, now=NOW).decision
     assert decision is not None
     assert (decision.value, decision.resumes, decision.is_default) == ("abort", False, True)
     assert decision.decided_by.startswith("system")
@@ -476,7 +476,7 @@ def test_given_harm_risk_when_timed_out_then_abort_and_the_run_does_not_resume(
 def test_given_a_case_not_open_then_the_timeout_default_is_refused(state: State) -> None:
     # Given a case already decided by a human (or closed) / Then the default never overrides it
     with pytest.raises(TransitionRefused):
-        apply_timeout(make_case(state=state), DESIGN, now=NOW)
+        apply_timeout(make_case(state=state), DESIGN, public_url=PUBLIC_URL, now=NOW)
 
 
 # --- a human decision ------------------------------------------------------------------------
@@ -601,12 +601,13 @@ def decision_of(option: Option, *, by: str = "alice", default: bool = False) -> 
 @pytest.mark.parametrize(
     ("resumes", "current", "probe_error", "outcome"),
     [
-        (True, "abc", None, "resume"),
+        (True, "abc", None, "decided"),
         (True, "def", None, "reconcile_first"),
         (True, None, "probe down", "reconcile_first"),
-        (False, "abc", None, "stop"),
-        (False, "def", None, "stop"),
-        (False, None, "probe down", "stop"),
+        # A stop needs no recheck: nothing acts on the changed state.
+        (False, "abc", None, "decided"),
+        (False, "def", None, "decided"),
+        (False, None, "probe down", "decided"),
     ],
 )
 def test_given_a_decision_when_closed_then_the_outcome_follows_decision_and_recheck(
@@ -622,8 +623,9 @@ def test_given_a_decision_when_closed_then_the_outcome_follows_decision_and_rech
     assert result.updates == CaseUpdate(closed_at=NOW, outcome=outcome)
     close = result.events[0].detail
     assert close["outcome"] == outcome
-    assert close["resume_at"] == (None if outcome == "stop" else NOW.isoformat())
-    expected_discarded = case.packet["remaining"] if outcome == "stop" else []
+    assert close["resumes"] is resumes
+    assert close["resume_at"] == (NOW.isoformat() if resumes else None)
+    expected_discarded = [] if resumes else case.packet["remaining"]
     assert close["work_discarded"] == expected_discarded
 
 
@@ -632,7 +634,7 @@ def test_given_no_fingerprint_then_a_resuming_decision_resumes() -> None:
     result = close_case(
         case, decision_of(Option("approve", "approve")), current=None, probe_error=None, now=NOW
     )
-    assert result.updates.outcome == "resume"
+    assert result.updates.outcome == "decided"
     assert result.events[0].detail["recheck"] == "no fingerprint was recorded; nothing to recheck"
 
 
@@ -649,7 +651,9 @@ def test_given_a_changed_state_then_the_close_entry_says_reconcile_first_and_wha
                 "decided_by": "alice",
                 "channel": "slack",
                 "is_default": False,
+                "default_action": None,
                 "outcome": "reconcile_first",
+                "resumes": True,
                 "recheck": "reconcile first: git . changed from abc to def",
                 "resume_at": "2026-10-16T09:30:00+00:00",
                 "clears": case.packet["blocked_on"],
@@ -663,7 +667,7 @@ def test_given_a_stop_then_the_remaining_work_is_discarded_and_nothing_resumes()
     case = make_case(state=State.DECIDED, snapshot=git_snapshot())
     decision = decision_of(Option("deny", "deny", resumes=False))
     close = close_case(case, decision, current="abc", probe_error=None, now=NOW).events[0].detail
-    assert close["outcome"] == "stop"
+    assert close["outcome"] == "decided" and close["resumes"] is False
     assert close["resume_at"] is None
     assert close["work_discarded"] == [
         "Decide the 3 orphan records.",
@@ -678,7 +682,8 @@ def test_given_a_timeout_default_then_the_close_entry_marks_it_as_a_default() ->
     decision = DecisionSpec("skip", "skip", True, "system (timeout default)", "system", True)
     close = close_case(case, decision, current=None, probe_error=None, now=NOW).events[0].detail
     assert close["is_default"] is True
-    assert close["decided_by"] == "system (timeout default)"
+    assert close["outcome"] == "defaulted" and close["default_action"] == "skip"
+    assert close["decided_by"] is None  # a default is never shown as a person's decision
 
 
 def test_given_task_and_webhook_wakes_then_both_are_queued_with_the_close_payload() -> None:
@@ -755,7 +760,7 @@ def test_a_case_nobody_answers_walks_from_received_to_closed() -> None:
     followed = follow_up(case, DESIGN, public_url=PUBLIC_URL, now=routed.next_action_at)
     case = dataclasses.replace(case, state=followed.state)
     assert followed.next_action_at is not None
-    timed_out = apply_timeout(case, DESIGN, now=followed.next_action_at)
+    timed_out = apply_timeout(case, DESIGN, public_url=PUBLIC_URL, now=followed.next_action_at)
     case = dataclasses.replace(case, state=timed_out.state)
     assert timed_out.decision is not None
     closed = close_case(case, timed_out.decision, current="abc", probe_error=None, now=NOW)
@@ -769,7 +774,7 @@ def test_a_case_nobody_answers_walks_from_received_to_closed() -> None:
     ]
     assert routed.next_action_at == NOW + timedelta(minutes=15)
     assert followed.next_action_at == NOW + timedelta(hours=1)
-    assert closed.events[0].detail["outcome"] == "resume"
+    assert closed.events[0].detail["outcome"] == "defaulted"
     assert closed.events[0].detail["value"] == "retry"
     assert [o.purpose for o in closed.outbound] == ["wake_task"]
 
@@ -840,3 +845,29 @@ def test_building_the_second_packet_leaves_the_first_unchanged() -> None:
     before = dict(packet)
     delivery_failure_packet(make_case(packet), target="t", attempts=1, error="e")
     assert packet == before
+
+
+def test_a_hold_tier_decides_nothing_and_pages_the_tiers_above() -> None:
+    # Given a medium tier that holds, escalating to high (whose next tier is critical)
+    design = design_with(medium={"timeout_default": "hold", "next_tier": "high"})
+    case = make_case(state=State.FOLLOWED_UP, packet={**valid_packet(), "severity": "medium"})
+    # When its timeout passes
+    result = apply_timeout(case, design, public_url=PUBLIC_URL, now=NOW)
+    # Then no decision is made and the case waits on, with no deadline of its own
+    assert result.decision is None
+    assert result.state is State.FOLLOWED_UP and result.next_action_at is None
+    # And the tier above the follow-up's (critical's pager) is paged once, nobody twice
+    assert [(o.purpose, o.target, o.role) for o in result.outbound] == [
+        ("follow_up", "oncall-pager", "next_tier")
+    ]
+    assert kinds(result) == ["held"]
+    assert result.events[0].detail["paged"] == ["oncall-pager"]
+
+
+def test_a_hold_tier_says_nothing_is_applied_in_its_notification() -> None:
+    design = design_with(medium={"timeout_default": "hold"})
+    case = make_case(state=State.SNAPSHOTTED, packet={**valid_packet(), "severity": "medium"})
+    result = route_case(case, design, public_url=PUBLIC_URL, now=NOW)
+    body = result.outbound[0].body
+    assert "nothing is applied: the tiers above are paged and the run waits for a person" in body
+    assert "the default applies" not in body
