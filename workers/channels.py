@@ -27,6 +27,7 @@ from models.settings import Settings
 log = logging.getLogger(__name__)
 
 SENT, FAILED, UNKNOWN = "sent", "failed", "unknown"
+REFUSED = "refused"  # a run's target the allow-list refuses: final, not retried
 
 
 @dataclass(frozen=True)

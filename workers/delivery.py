@@ -91,6 +91,7 @@ def _send(app: Any, runtime: Runtime, delivery: Delivery) -> channels.SendOutcom
             delivery.payload,
             secret=runtime.webhook_secret,
             timeout=settings.send_timeout,
+            policy=runtime.outbound,
         )
     written = {"target": delivery.target} | {
         key: delivery.payload.get(key) for key in ("decision_file", "decisions_log")
@@ -172,6 +173,8 @@ def deliver_one(app: Any, runtime: Runtime, delivery_id: int) -> None:
         row.last_error = outcome.error
         if outcome.state == channels.SENT:
             row.state, row.sent_at = channels.SENT, now
+        elif outcome.state == channels.REFUSED:  # final: no retry, no next attempt
+            row.state, row.next_attempt_at = channels.REFUSED, None
         elif row.attempts >= settings.delivery_max_attempts:
             row.state, exhausted = "abandoned", True
         else:
