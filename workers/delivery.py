@@ -18,7 +18,7 @@ from workers.answering import answer_links, reply_token
 from workers.inbound.ntfy import MAX_ACTIONS
 from workers.inbound.ntfy import answer_actions as answer_actions_header
 from workers.intake import accept
-from workers.local_files import refused_paths
+from workers.local_files import refused_paths, write_atomically
 from workers.runtime import Runtime
 from workers.stage_runs import nudge
 from workers.unblock import unblock, write_command_file
@@ -102,13 +102,13 @@ def _send(app: Any, runtime: Runtime, delivery: Delivery) -> channels.SendOutcom
         return channels.SendOutcome(channels.FAILED, outside[0][:500])
     if delivery.purpose == "command_file":  # a pipeline's orchestrator reads it (SPEC §6)
         try:
-            write_command_file(Path(delivery.target), delivery.payload)
+            write_command_file(Path(delivery.target), delivery.payload, roots=settings.file_roots)
         except OSError as exc:
             return channels.SendOutcome(channels.FAILED, f"{type(exc).__name__}: {exc}"[:500])
         return channels.SendOutcome(channels.SENT)
     if delivery.channel == "file":  # a shell loop's BLOCKED.md on this host (SPEC §5)
         try:
-            left = unblock(delivery.payload)
+            left = unblock(delivery.payload, settings.file_roots)
         except (OSError, KeyError) as exc:
             return channels.SendOutcome(channels.FAILED, f"{type(exc).__name__}: {exc}"[:500])
         if left:
@@ -242,8 +242,10 @@ def _escalate_undelivered(
         log.error("not writing the fallback file: %s", outside[0])
     elif isinstance(fallback, str):
         try:
-            Path(fallback).write_text(
-                render_blocked(case.packet, case.options, escalation_id=case.id), encoding="utf-8"
+            write_atomically(
+                Path(fallback),
+                render_blocked(case.packet, case.options, escalation_id=case.id),
+                roots=runtime.settings.file_roots,
             )
         except OSError as exc:
             log.error("could not write fallback file %s: %s", fallback, exc)
