@@ -14,8 +14,10 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+# The local demo lets runs' webhooks and probes reach this machine's loopback (the service's
+# own port excepted); set ESCALATE_OUTBOUND_ALLOW= (empty) for public addresses only.
 serve: $(STAMP)
-	$(BIN)/escalate serve
+	ESCALATE_OUTBOUND_ALLOW="$${ESCALATE_OUTBOUND_ALLOW-127.0.0.1}" $(BIN)/escalate serve
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -45,6 +45,11 @@ def serve() -> None:
             f"warning: ESCALATE_PUBLIC_URL is not set: answer links in notifications "
             f"point at {settings.resolved_public_url}, which only this machine can open"
         )
+    typer.echo(
+        "runs' webhooks and http probes: public addresses"
+        + (f" and {settings.outbound_allow}" if settings.outbound_allow else " only")
+        + " (ESCALATE_OUTBOUND_ALLOW)"
+    )
     if settings.apprise_config is None:
         typer.echo(
             "channels: none configured (ESCALATE_APPRISE_CONFIG); notifications go to "

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import Field
+from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from workflows.outbound import parse_allow_list
 
 REPO_EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
@@ -56,6 +58,12 @@ class Settings(BaseSettings):
         description="Folders (':'-separated) where runs' files may be read and written "
         "(BLOCKED.md, command files, pipeline state); default anywhere this user can.",
     )
+    outbound_allow: str | None = Field(
+        default=None,
+        description="Hosts, host:port or CIDRs (','-separated) that runs' webhooks and http "
+        "probes may reach besides public addresses; loopback, link-local, private, multicast "
+        "and the service's own address are refused unless named here.",
+    )
     host: str = "127.0.0.1"
     port: int = 8765
 
@@ -74,6 +82,12 @@ class Settings(BaseSettings):
         default=5, ge=1, description="Attempts before the delivery failure is escalated."
     )
     send_timeout: float = Field(default=10.0, gt=0, description="Seconds per channel send.")
+
+    @field_validator("outbound_allow")
+    @classmethod
+    def _parses(cls, value: str | None) -> str | None:
+        parse_allow_list(value)  # a typo fails at start, naming the entry
+        return value
 
     @property
     def file_roots(self) -> tuple[Path, ...]:

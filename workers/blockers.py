@@ -11,6 +11,7 @@ from sqlmodel import Session, col, select, update
 from models.db import transaction
 from models.store import decision_json, decision_of
 from models.tables import Delivery, Escalation, TaskWait
+from workers.outbound import refusal_of
 from workers.runtime import Runtime
 from workflows.blockers import Blocker, blocker_set_key, ready_to_wake, wake_payload
 from workflows.errors import NotFound, PermanentError
@@ -59,6 +60,8 @@ def link(runtime: Runtime, task: str, escalation_ids: Any, wake: Any) -> dict[st
     ):
         raise PermanentError("escalations: must be a non-empty list of escalation ids")
     checked_wake = _check_wake(wake)
+    if "webhook" in checked_wake and (why := refusal_of(checked_wake["webhook"], runtime.outbound)):
+        raise PermanentError(f"wake.webhook: {why}")
     ids = sorted(set(escalation_ids))
     with transaction(runtime.engine) as session:
         missing = [i for i in ids if session.get(Escalation, i) is None]

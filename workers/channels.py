@@ -30,6 +30,7 @@ log = logging.getLogger(__name__)
 
 # A send ends in one of these delivery states.
 SENT, FAILED, UNKNOWN = DeliveryState.SENT, DeliveryState.FAILED, DeliveryState.UNKNOWN
+REFUSED = DeliveryState.REFUSED
 
 
 @dataclass(frozen=True)

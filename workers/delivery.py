@@ -19,7 +19,7 @@ from workers.answering import answer_links, reply_token
 from workers.inbound.ntfy import MAX_ACTIONS
 from workers.inbound.ntfy import answer_actions as answer_actions_header
 from workers.intake import accept
-from workers.local_files import refused_paths
+from workers.local_files import refused_paths, write_atomically
 from workers.runtime import Runtime
 from workers.stage_runs import nudge
 from workers.unblock import unblock, write_command_file
@@ -100,6 +100,7 @@ def _send_webhook(_app: Any, runtime: Runtime, delivery: Delivery) -> channels.S
         delivery.payload,
         secret=runtime.webhook_secret,
         timeout=runtime.settings.send_timeout,
+        policy=runtime.outbound,
     )
 
 
@@ -115,7 +116,9 @@ def _outside_files_root(runtime: Runtime, delivery: Delivery) -> channels.SendOu
 def _write_command_file(_app: Any, runtime: Runtime, delivery: Delivery) -> channels.SendOutcome:
     """A pipeline's orchestrator reads it (SPEC §6)."""
     try:
-        write_command_file(Path(delivery.target), delivery.payload)
+        write_command_file(
+            Path(delivery.target), delivery.payload, roots=runtime.settings.file_roots
+        )
     except OSError as exc:
         return channels.SendOutcome(channels.FAILED, f"{type(exc).__name__}: {exc}"[:500])
     return channels.SendOutcome(channels.SENT)
@@ -132,7 +135,7 @@ def _write_file(app: Any, runtime: Runtime, delivery: Delivery) -> channels.Send
 def _unblock(_app: Any, runtime: Runtime, delivery: Delivery) -> channels.SendOutcome:
     """A shell loop's BLOCKED.md on this host becomes its DECISION.md (SPEC §5)."""
     try:
-        left = unblock(delivery.payload)
+        left = unblock(delivery.payload, runtime.settings.file_roots)
     except (OSError, KeyError) as exc:
         return channels.SendOutcome(channels.FAILED, f"{type(exc).__name__}: {exc}"[:500])
     if left:
@@ -214,6 +217,8 @@ def deliver_one(app: Any, runtime: Runtime, delivery_id: int) -> None:
         row.last_error = outcome.error
         if outcome.state == channels.SENT:
             row.state, row.sent_at = channels.SENT, now
+        elif outcome.state == DeliveryState.REFUSED:  # final: no retry, no next attempt
+            row.state, row.next_attempt_at = DeliveryState.REFUSED, None
         elif row.attempts >= settings.delivery_max_attempts:
             row.state, exhausted = DeliveryState.ABANDONED, True
         else:
@@ -281,8 +286,10 @@ def _escalate_undelivered(
         log.error("not writing the fallback file: %s", outside[0])
     elif isinstance(fallback, str):
         try:
-            Path(fallback).write_text(
-                render_blocked(case.packet, case.options, escalation_id=case.id), encoding="utf-8"
+            write_atomically(
+                Path(fallback),
+                render_blocked(case.packet, case.options, escalation_id=case.id),
+                roots=runtime.settings.file_roots,
             )
         except OSError as exc:
             log.error("could not write fallback file %s: %s", fallback, exc)

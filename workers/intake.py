@@ -11,6 +11,7 @@ from models.db import transaction
 from models.store import add_event, insert_escalation, new_id, open_case_for_question
 from models.tables import Escalation
 from workers.local_files import WRITTEN_FILES, refused_paths
+from workers.outbound import refusal_of
 from workers.runtime import Runtime
 from workflows.case import options_to_json
 from workflows.errors import PacketRefused
@@ -34,7 +35,8 @@ class Accepted:
 
 
 def admit_here(runtime: Runtime, request: Any) -> Admission:
-    """The intake checks plus this host's bounds on the files the case will read or write."""
+    """The intake checks plus this host's bounds on the files the case will read or write
+    and on the addresses its webhook and http probe will reach."""
     admission = admit(request, find_secrets=find_secrets)
     if not admission.accepted:  # only an admitted wake has its fields checked for shape
         return admission
@@ -47,6 +49,16 @@ def admit_here(runtime: Runtime, request: Any) -> Admission:
         problems.append("snapshot.fingerprint.path: must be absolute (ESCALATE_FILES_ROOT is set)")
     else:
         problems += refused_paths({"path": path}, roots, prefix="snapshot.fingerprint.")
+    fingerprint = admission.snapshot.get("fingerprint") or {}
+    urls = {
+        "wake.webhook": admission.wake.get("webhook"),
+        "snapshot.fingerprint.url": fingerprint.get("url")
+        if fingerprint.get("kind") == "http"
+        else None,
+    }
+    for name, url in urls.items():
+        if isinstance(url, str) and (why := refusal_of(url, runtime.outbound)):
+            problems.append(f"{name}: {why}")
     return replace(admission, problems=tuple(problems)) if problems else admission
 
 

@@ -16,9 +16,8 @@ from models.db import transaction
 from models.store import lock_pipeline_phase
 from models.tables import Escalation, PipelinePhase
 from workers.intake import Accepted, accept, admit_here
-from workers.local_files import outside_roots, refused_paths
+from workers.local_files import OutsideRoot, read_bytes, refused_paths, write_atomically
 from workers.runtime import Runtime
-from workers.unblock import write_atomically
 from workflows.errors import PacketRefused, PipelineStateError
 from workflows.pipeline import (
     Counters,
@@ -53,11 +52,11 @@ def read_state_dir(state_dir: Path, roots: Sequence[Path] = ()) -> dict[str, Fil
     and so does a link that leads outside ESCALATE_FILES_ROOT, which is not followed)."""
     readings = {}
     for name in STATE_FILES:
-        if outside_roots(str(state_dir / name), roots):
+        try:
+            raw: bytes | None = read_bytes(state_dir / name, roots)
+        except OutsideRoot:
             readings[name] = FileReading(name, MALFORMED, error="outside ESCALATE_FILES_ROOT")
             continue
-        try:
-            raw: bytes | None = (state_dir / name).read_bytes()
         except FileNotFoundError:
             raw = None
         except OSError as exc:
@@ -130,7 +129,7 @@ def raise_pipeline(
         raise PacketRefused(list(admission.problems))
     summary_path = state_dir / SUMMARY_FILE
     # Before the case exists, so before any notification: a dashboard never lags the phone.
-    _write_summary(summary_path, advice, chosen.offered, now)
+    _write_summary(summary_path, advice, chosen.offered, now, roots=roots)
     record: dict[str, Any] = {
         "pipeline_id": state.pipeline_id,
         "phase": state.phase,
@@ -153,17 +152,22 @@ def raise_pipeline(
         with transaction(runtime.engine) as session:
             row = session.get(Escalation, accepted.id)
             record = dict(row.pipeline or {}) if row is not None else record
-        _write_summary(summary_path, record["advisory"], record["offered"], now)
+        _write_summary(summary_path, record["advisory"], record["offered"], now, roots=roots)
     return PipelineAccepted(accepted, record)
 
 
 def _write_summary(
-    path: Path, advice: Mapping[str, str], offered: Sequence[str], at: datetime
+    path: Path,
+    advice: Mapping[str, str],
+    offered: Sequence[str],
+    at: datetime,
+    *,
+    roots: Sequence[Path],
 ) -> None:
     """escalation_summary.json, whole or not at all; a refusal names it when it cannot be."""
     body = {**advice, "offered": list(offered), "at": at.isoformat()}
     try:
-        write_atomically(path, json.dumps(body, indent=2) + "\n")
+        write_atomically(path, json.dumps(body, indent=2) + "\n", roots=roots)
     except OSError as exc:
         raise PacketRefused([f"{SUMMARY_FILE}: cannot write {path}: {exc.strerror}"]) from None
 

@@ -15,7 +15,9 @@ from models.db import make_engine
 from models.design_file import load_design
 from models.settings import Settings
 from workers.channels import ChannelBook, dev_apprise_config
+from workers.outbound import policy_for
 from workflows.design import Design
+from workflows.outbound import OutboundPolicy
 
 
 @dataclass
@@ -44,6 +46,11 @@ class Runtime:
     @cached_property
     def answer_key(self) -> str:
         return self.settings.answer_key or state_files.answer_key(self.settings.home)
+
+    @cached_property
+    def outbound(self) -> OutboundPolicy:
+        """Where runs' webhooks and http probes may lead (ESCALATE_OUTBOUND_ALLOW)."""
+        return policy_for(self.settings)
 
     @cached_property
     def webhook_secret(self) -> str:

@@ -26,7 +26,7 @@ from workers.answering import reply_token, token_hash
 from workers.delivery import deliver_one, per_channel
 from workers.intake import accept
 from workers.probes import read_fingerprint
-from workers.runtime import runtime_for
+from workers.runtime import Runtime, runtime_for
 from workers.stage_runs import begin_attempt, finish, nudge
 from workflows import routing
 from workflows.closing import close_case
@@ -46,9 +46,9 @@ STAGE_OF_STATE: dict[State, Stage] = {
 }
 
 
-def _probe(spec: Any) -> tuple[str | None, str | None]:
+def _probe(runtime: Runtime, spec: Any) -> tuple[str | None, str | None]:
     try:
-        return read_fingerprint(spec), None
+        return read_fingerprint(spec, policy=runtime.outbound), None
     except ProbeError as exc:
         return None, str(exc)
 
@@ -99,7 +99,9 @@ def snapshot(self: Any, escalation_id: str) -> None:
         row = session.get(Escalation, escalation_id)
         spec = dict((row.snapshot or {}) if row else {})
     fingerprint = spec.get("fingerprint") or {}
-    value, error = (fingerprint["value"], None) if "value" in fingerprint else _probe(fingerprint)
+    value, error = (
+        (fingerprint["value"], None) if "value" in fingerprint else _probe(runtime, fingerprint)
+    )
     revoked, revoke_error = _revoke(self.app, spec.get("scheduled_task_ids", []))
     finish(
         self.app,
@@ -181,7 +183,7 @@ def close(self: Any, escalation_id: str) -> None:
     with transaction(runtime.engine) as session:
         row = session.get(Escalation, escalation_id)
         spec = ((row.snapshot or {}) if row else {}).get("fingerprint")
-    current, error = _probe(spec)
+    current, error = _probe(runtime, spec)
 
     def decide(session: Session, row: Escalation, now: datetime) -> StageResult:
         decision = decision_of(session, row.id)

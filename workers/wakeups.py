@@ -11,7 +11,9 @@ from typing import Any
 
 import httpx
 
-from workers.channels import FAILED, SENT, UNKNOWN, SendOutcome
+from workers import outbound
+from workers.channels import FAILED, REFUSED, SENT, UNKNOWN, SendOutcome
+from workflows.outbound import OutboundPolicy
 
 SIGNATURE_HEADER = "X-Escalate-Signature"
 TIMESTAMP_HEADER = "X-Escalate-Timestamp"
@@ -29,8 +31,15 @@ def verify(secret: str, timestamp: str, body: bytes, signature: str) -> bool:
 
 
 def post_webhook(
-    url: str, payload: Mapping[str, Any], *, secret: str, timeout: float
+    url: str,
+    payload: Mapping[str, Any],
+    *,
+    secret: str,
+    timeout: float,
+    policy: OutboundPolicy,
 ) -> SendOutcome:
+    """POST the signed decision where the allow-list lets it go; the outcome keeps only the
+    answer's status class, never its text (the run reads the outcome back)."""
     body = json.dumps(payload, sort_keys=True).encode()
     timestamp = str(int(time.time()))
     headers = {
@@ -39,14 +48,20 @@ def post_webhook(
         SIGNATURE_HEADER: sign(secret, timestamp, body),
     }
     try:
-        response = httpx.post(url, content=body, headers=headers, timeout=timeout)
+        with outbound.request(
+            "POST", url, policy=policy, timeout=timeout, content=body, headers=headers
+        ) as response:
+            status = response.status_code
+    except outbound.OutboundRefused as exc:  # checked at intake; the name may resolve anew
+        return SendOutcome(REFUSED, f"webhook: {exc}"[:500])
     except httpx.TimeoutException:
         return SendOutcome(UNKNOWN, f"webhook gave no answer within {timeout:g}s")
     except httpx.HTTPError as exc:
         return SendOutcome(FAILED, f"webhook: {type(exc).__name__}")
-    if response.is_success:
+    if 200 <= status < 300:
         return SendOutcome(SENT)
-    return SendOutcome(FAILED, f"webhook answered HTTP {response.status_code}")
+    unfollowed = " (redirects are not followed)" if 300 <= status < 400 else ""
+    return SendOutcome(FAILED, f"webhook answered HTTP {status // 100}xx{unfollowed}")
 
 
 def send_wake_task(app: Any, name: str, payload: Mapping[str, Any]) -> SendOutcome:

@@ -64,6 +64,7 @@ class DeliveryState(StrEnum):
     UNKNOWN = "unknown"  # the send may or may not have reached the peer
     ABANDONED = "abandoned"  # out of attempts
     CANCELLED = "cancelled"  # a page no longer needed: the case was decided
+    REFUSED = "refused"  # a run's target the allow-list refuses: final, not retried
 
 
 class Resolution(StrEnum):

@@ -22,6 +22,7 @@ def api_settings(tmp_path: Path) -> Settings:
         home=tmp_path / "home",
         design=REPO / "examples" / "design-fast.yaml",
         api_tokens=API_TOKENS,
+        outbound_allow="127.0.0.1/32",  # the tests' local sinks; the service's own port stays out
     )
 
 

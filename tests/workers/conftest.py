@@ -67,6 +67,8 @@ def settings(backend: dict[str, Any], tmp_path: Path, sink: HttpSink) -> Setting
         delivery_retry_interval=0.3,
         delivery_max_attempts=3,
         send_timeout=3.0,
+        # Runs' webhooks and http probes reach only this test's sink (loopback is refused).
+        outbound_allow=f"127.0.0.1:{sink.server.server_port}",
         **backend,
     )
 
