@@ -13,6 +13,7 @@ from models.store import iso
 from models.tables import Delivery, Escalation
 from workers.recovery import retry
 from workers.runtime import Runtime
+from workers.wake_acks import not_resumed_ids
 from workflows.states import TERMINAL, State
 
 PARKED_LISTED = 20
@@ -23,7 +24,8 @@ def admin_router(runtime: Runtime) -> APIRouter:
 
     @router.get("/v1/stats")
     def stats(_role: Annotated[str, Depends(require("agent", "operator"))]) -> dict[str, Any]:
-        """Cases by state, the oldest open one, parked cases and deliveries by state."""
+        """Cases by state, the oldest open one, parked cases, deliveries by state, and cases
+        decided but not resumed (their run never acknowledged the wake)."""
         terminal = [state.value for state in TERMINAL]
         with Session(runtime.engine) as db:
             by_state = dict(
@@ -43,12 +45,15 @@ def admin_router(runtime: Runtime) -> APIRouter:
             deliveries = dict(
                 db.exec(select(Delivery.state, func.count()).group_by(Delivery.state)).all()
             )
+            not_resumed = not_resumed_ids(db, limit=PARKED_LISTED)
         return {
             "open": sum(n for state, n in by_state.items() if state not in terminal),
             "by_state": by_state,
             "oldest_open_at": iso(oldest),
             "dead_letter": list(parked),
             "deliveries": deliveries,
+            # Decided, woken, and never acknowledged after every redelivery.
+            "decided_not_resumed": list(not_resumed),
         }
 
     @router.post("/v1/escalations/{escalation_id}/retry")

@@ -14,12 +14,13 @@ from typing import Annotated, Any
 from fastapi import Body, Depends, FastAPI, Query, Request, Response, status
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
+from fastapi.security import HTTPAuthorizationCredentials
 from sqlalchemy import text
 from sqlmodel import Session, col, select
 
 from api.admin_routes import admin_router
 from api.answer_routes import answer_router
-from api.auth import load_tokens, require
+from api.auth import bearer, load_tokens, require
 from api.dashboard import dashboard_router
 from api.pipeline_routes import pipeline_router
 from api.statuses import on_error, status_of
@@ -33,7 +34,7 @@ from api.views import (
 from models.migrate import upgrade
 from models.packet import EscalationRequest
 from models.settings import Settings
-from models.store import decision_of
+from models.store import decision_of, iso
 from models.tables import Delivery, Escalation, Event, Reply
 from workers import blockers
 from workers.answers import answer
@@ -41,7 +42,9 @@ from workers.app import make_celery
 from workers.channels import dev_inbox_path
 from workers.intake import accept
 from workers.runtime import runtime_for
+from workers.wake_acks import acknowledge
 from workflows.errors import EscalationError, NotFound
+from workflows.wake_acks import ResumedVia
 
 log = logging.getLogger(__name__)
 
@@ -172,6 +175,20 @@ def create_app(settings: Settings, *, migrate: bool = True) -> FastAPI:
             if done or time.monotonic() >= deadline:
                 return {**detail, "waiting": not done}
             await asyncio.sleep(min(WAIT_POLL, max(0.0, deadline - time.monotonic())))
+
+    @app.post("/v1/wakes/{wake_id}/ack")
+    def ack_wake(
+        wake_id: str,
+        request: Request,
+        token: Annotated[str | None, Query(description="the wake's own ack token")] = None,
+        credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)] = None,
+    ) -> dict[str, Any]:
+        """The run took its decision and resumed. Authenticated by an agent or operator
+        token, or by the token the wake carried (`ack.token`)."""
+        if token is None:
+            require("agent", "operator")(request, credentials)
+        done = acknowledge(runtime, wake_id, via=ResumedVia.ACK, token=token)
+        return {**done, "resumed_at": iso(done["resumed_at"])}
 
     @app.post("/v1/tasks/{task}/blockers", status_code=status.HTTP_201_CREATED)
     def link_blockers(

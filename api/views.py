@@ -65,6 +65,13 @@ def escalation_detail(
         "routed_at": iso(row.routed_at),
         "followed_up_at": iso(row.followed_up_at),
         "decided_at": iso(row.decided_at),
+        # Proof the run took its decision: the wake acknowledged, or the file it reads written.
+        "resumed": {
+            "at": iso(row.resumed_at),
+            "via": row.resumed_via,
+            "redeliveries": row.wake_redeliveries,
+            "ack_due_at": iso(row.ack_due_at),
+        },
         "decision": decision_json(decision) if decision else None,
         "pipeline": _pipeline_view(row, decision),
         "deliveries": [

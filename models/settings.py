@@ -82,6 +82,18 @@ class Settings(BaseSettings):
         default=5, ge=1, description="Attempts before the delivery failure is escalated."
     )
     send_timeout: float = Field(default=10.0, gt=0, description="Seconds per channel send.")
+    wake_ack_wait: float = Field(
+        default=300.0,
+        gt=0,
+        description="Seconds a closed case waits for the run to acknowledge its wake before "
+        "it is sent again (each wait twice the one before).",
+    )
+    wake_redeliveries: int = Field(
+        default=3,
+        ge=0,
+        description="Times an unacknowledged wake is sent again before the case shows "
+        "decided, not resumed.",
+    )
 
     @field_validator("outbound_allow")
     @classmethod

@@ -167,6 +167,7 @@ def _apply_update(row: Escalation, update: CaseUpdate) -> None:
     if update.outcome is not None:
         row.outcome = update.outcome
     row.reply_token_hash = update.reply_token_hash or row.reply_token_hash
+    row.ack_due_at = update.ack_due_at or row.ack_due_at
 
 
 def decision_row(

@@ -80,6 +80,12 @@ class Escalation(SQLModel, table=True):
     followed_up_at: datetime | None = _when()
     decided_at: datetime | None = _when()
     closed_at: datetime | None = _when()
+    # Proof the run resumed (workflows/wake_acks.py): when, and how the service learned it;
+    # while none came, when the wake is sent again and how often it was.
+    resumed_at: datetime | None = _when()
+    resumed_via: str | None = Field(default=None, max_length=40)
+    ack_due_at: datetime | None = _when(index=True)
+    wake_redeliveries: int = 0
 
 
 class Event(SQLModel, table=True):

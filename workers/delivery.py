@@ -23,6 +23,7 @@ from workers.local_files import refused_paths, write_atomically
 from workers.runtime import Runtime
 from workers.stage_runs import nudge
 from workers.unblock import unblock, write_command_file
+from workers.wake_acks import resumed_by_delivery
 from workers.wakeups import post_webhook, send_wake_task
 from workflows.blocked_file import render_blocked
 from workflows.delivery_failure import delivery_failure_packet
@@ -138,9 +139,9 @@ def _unblock(_app: Any, runtime: Runtime, delivery: Delivery) -> channels.SendOu
         left = unblock(delivery.payload, runtime.settings.file_roots)
     except (OSError, KeyError) as exc:
         return channels.SendOutcome(channels.FAILED, f"{type(exc).__name__}: {exc}"[:500])
-    if left:
+    if left:  # written, but BLOCKED.md stayed: the loop has not been released
         log.warning("escalation %s: %s", delivery.escalation_id, left)
-    return channels.SendOutcome(channels.SENT)
+    return channels.SendOutcome(channels.SENT, left)
 
 
 def _page(_app: Any, runtime: Runtime, delivery: Delivery) -> channels.SendOutcome:
@@ -217,6 +218,8 @@ def deliver_one(app: Any, runtime: Runtime, delivery_id: int) -> None:
         row.last_error = outcome.error
         if outcome.state == channels.SENT:
             row.state, row.sent_at = channels.SENT, now
+            if outcome.error is None:
+                resumed_by_delivery(session, row, now=now)
         elif outcome.state == DeliveryState.REFUSED:  # final: no retry, no next attempt
             row.state, row.next_attempt_at = DeliveryState.REFUSED, None
         elif row.attempts >= settings.delivery_max_attempts:

@@ -75,6 +75,8 @@ def test_require_approval_runs_the_function_only_when_approved(
 
     answer_when_notified(server, sink, "esc-drop-orders", "approve")
     assert drop("orders") == "dropped orders"
+    [orders] = [c for c in client.list() if c["packet_id"] == "esc-drop-orders"]
+    assert client.get(orders["id"])["resumed"]["via"] == "ack"  # the wait acknowledged it
     answer_when_notified(server, sink, "esc-drop-users", "deny")
     with pytest.raises(Denied, match="chose 'deny'"):
         drop("users")
@@ -109,7 +111,8 @@ def test_the_async_client_waits_without_blocking_the_loop(
 
     case = asyncio.run(scenario())
     assert case is not None and case["outcome"] == "decided"
-    assert isinstance(Escalations, type)
+    # Returning the decision acknowledged the wake: the service knows the run resumed
+    assert server.client().get(case["id"])["resumed"]["via"] == "ack"
 
 
 def test_both_clients_raise_a_pipeline_from_its_state_folder(server: Server, tmp_path: Any) -> None:

@@ -198,6 +198,8 @@ def test_wait_unblock_does_it_when_the_service_cannot_reach_the_runs_disk(
     assert "- Option: deny" in decision and "- Outcome: decided" in decision
     (line,) = (tmp_path / "decisions.log").read_text().splitlines()
     assert line.split("\t")[1:4] == [created["id"], "deny", "decided"]
+    # And the wait, a process of the run's own, acknowledged the wake
+    assert client.get(created["id"])["resumed"]["via"] == "ack"
     assert "ana" in line.split("\t")[4]
 
 
