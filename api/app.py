@@ -164,7 +164,9 @@ def create_app(settings: Settings, *, migrate: bool = True) -> FastAPI:
     async def wait_for_escalation(
         escalation_id: str,
         _role: Annotated[str, Depends(require("agent", "operator"))],
-        hold: Annotated[float, Query(ge=0, le=55, description="seconds to hold")] = 25,
+        hold: Annotated[
+            float, Query(ge=0, le=45, description="seconds to hold (under MCP's 60 s)")
+        ] = 25,
     ) -> dict[str, Any]:
         """Long-poll: answer as soon as the case is closed (or refused/parked), else after
         `hold` seconds with its current state, so a tool call that times out can wait again."""
