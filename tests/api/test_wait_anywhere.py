@@ -8,7 +8,7 @@ import signal
 import subprocess
 
 from tests.api.test_serve import ESCALATE, Server, wait_for
-from tests.api.test_shell_loop import agent_env, patient  # noqa: F401  (a fixture)
+from tests.api.test_shell_loop import agent_env
 from workflows.examples import valid_packet
 
 
