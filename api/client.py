@@ -225,6 +225,7 @@ def require_approval(
     options: list[Any] | None = None,
     timeout: float | None = None,
     approving: Collection[str] = ("approve",),
+    snapshot: dict[str, Any] | None = None,
 ) -> Callable[[Callable[P, R]], Callable[P, R]]:
     """Escalate before the function runs; run it only when a person chose an `approving`
     option (by label or value) and the world did not change while it waited.
@@ -238,7 +239,7 @@ def require_approval(
         @functools.wraps(function)
         def guarded(*args: P.args, **kwargs: P.kwargs) -> R:
             body = packet(*args, **kwargs) if callable(packet) else packet
-            created = client.raise_(body, options=options)
+            created = client.raise_(body, options=options, snapshot=snapshot)
             case = client.wait(created["id"], timeout=timeout)
             check_approved(case, approving)
             return function(*args, **kwargs)
