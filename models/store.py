@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
@@ -84,17 +86,22 @@ def case_of(row: Escalation) -> Case:
     )
 
 
-_DESIGNS: dict[str, Design] = {}  # by content hash: each design version is parsed once
+_DESIGNS: dict[str, Design] = {}  # by a hash of the stored JSON: each version parsed once
 
 
 def design_of(row: Escalation) -> Design:
-    """The design the case was routed with, frozen at intake (parsed once per version)."""
-    if row.design_hash is None or row.design_hash not in _DESIGNS:
+    """The design the case was routed with, frozen at intake (parsed once per version).
+
+    The cache is keyed by what is stored, not by `design_hash` (the design's citation): a
+    row whose design was changed in place is never answered with the one it had before.
+    """
+    stored = json.dumps(row.design, sort_keys=True, separators=(",", ":"), default=str)
+    key = hashlib.sha256(stored.encode()).hexdigest()
+    design = _DESIGNS.get(key)
+    if design is None:
         design = parse_design(row.design, source=f"escalation {row.id}")
-        if row.design_hash is None:
-            return design
-        _DESIGNS[row.design_hash] = design
-    return _DESIGNS[row.design_hash]
+        _DESIGNS[key] = design
+    return design
 
 
 def add_event(
