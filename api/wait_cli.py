@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from api.blocked_cli import unblock_locally
 from api.cli_common import call, fail, make_client
 
+if TYPE_CHECKING:
+    from api.client import Escalations
+
 EXIT_RESUME, EXIT_STOP, EXIT_TIMED_OUT = 0, 3, 4
 
 
 def wait_and_exit(
-    client: Any,
+    client: Escalations,
     escalation_id: str,
     timeout: float | None,
     *,
@@ -44,7 +47,9 @@ def wait_and_exit(
     )
 
 
-def _unblock_after_wait(client: Any, case: dict[str, Any], blocked_file: str | None) -> None:
+def _unblock_after_wait(
+    client: Escalations, case: dict[str, Any], blocked_file: str | None
+) -> None:
     """`wait --unblock`: the decision onto this disk; exit 1 if the disk refuses."""
     import os
     from pathlib import Path
