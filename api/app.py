@@ -14,13 +14,14 @@ from api.auth import load_tokens
 from api.deps import NotSignedIn, SignInRequired
 from api.pages import page
 from api.routes import dashboard, dev, escalations, health, inbound, links, pipelines, tasks
+from api.sessions import SignIns
 from api.statuses import on_error
 from models.migrate import upgrade
 from models.packet import EscalationRequest
 from models.settings import Settings
 from workers.app import make_celery
 from workers.inbound.dispatch import MissLimiter
-from workers.runtime import runtime_for
+from workers.runtime import Runtime, runtime_for
 from workflows.errors import EscalationError
 
 
@@ -32,7 +33,7 @@ def create_app(settings: Settings, *, migrate: bool = True) -> FastAPI:
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         if migrate:
-            upgrade(settings)
+            _start(settings, runtime, tokens)
         yield
         runtime.engine.dispose()
 
@@ -52,6 +53,12 @@ def create_app(settings: Settings, *, migrate: bool = True) -> FastAPI:
 
     app.openapi = lambda: _openapi_with_models(app)  # type: ignore[method-assign]
     return app
+
+
+def _start(settings: Settings, runtime: Runtime, tokens: dict[str, str]) -> None:
+    """Bring the schema up to date; end sign-ins of tokens no longer configured."""
+    upgrade(settings)
+    SignIns(runtime, tokens).revoke_removed_tokens()
 
 
 async def _to_sign_in(_request: Request, _error: Exception) -> RedirectResponse:

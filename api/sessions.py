@@ -1,7 +1,7 @@
-"""Dashboard sign-in: an operator or admin token buys a signed session cookie.
+"""Dashboard sign-in: an operator or admin token buys a server-side session behind a cookie.
 
-The cookie names a role and which token signed in; a token taken out of the configuration
-ends its sessions.
+The cookie is a random key to a row (models/sessions.py), so signing out really ends it,
+and a token taken out of the configuration ends every session it opened.
 """
 
 from __future__ import annotations
@@ -10,12 +10,10 @@ import hashlib
 import hmac
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import timedelta
-from typing import Any
+from datetime import UTC, datetime, timedelta
 
-from itsdangerous import BadSignature, URLSafeTimedSerializer
-
-from api.auth import role_of
+from models.db import transaction
+from models.sessions import live_session, open_session, revoke_session, revoke_unlisted
 from workers.runtime import Runtime
 
 COOKIE = "escalate_dashboard"
@@ -42,34 +40,57 @@ def clean_name(raw: str) -> str:
     return "".join(ch for ch in " ".join(raw.split()) if ch.isprintable())[:NAME_LIMIT]
 
 
-def _fingerprint(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()[:16]
-
-
 class SignIns:
     """Sessions for the tokens configured now: {token: role}."""
 
     def __init__(self, runtime: Runtime, tokens: Mapping[str, str]) -> None:
-        self._signer = URLSafeTimedSerializer(runtime.answer_key, salt="escalate.dashboard")
+        self._runtime = runtime
         self._tokens = tokens
+
+    def _digest(self, token: str) -> str:
+        # Keyed, so the stored digest of a short token cannot be brute-forced offline.
+        key = self._runtime.answer_key.encode()
+        return hmac.new(key, b"dashboard-token:" + token.encode(), hashlib.sha256).hexdigest()
+
+    def _roles_by_digest(self) -> dict[str, str]:
+        return {self._digest(t): r for t, r in self._tokens.items() if r in ROLES}
 
     def open(self, presented: str, name: str) -> str | None:
         """A new session's cookie, or None when the token is not an operator's or admin's."""
-        role = role_of(self._tokens, presented)
-        if role not in ROLES:
+        digest = self._digest(presented)
+        role = None
+        for known, known_role in self._roles_by_digest().items():
+            if hmac.compare_digest(known, digest):
+                role = known_role
+        if role is None:
             return None
-        return self._signer.dumps({"r": role, "f": _fingerprint(presented), "n": clean_name(name)})
+        with transaction(self._runtime.engine) as session:
+            return open_session(
+                session,
+                role=role,
+                name=clean_name(name),
+                token_digest=digest,
+                now=datetime.now(UTC),
+                age=SESSION_AGE,
+            )
 
     def find(self, cookie: str | None) -> Operator | None:
-        """The session a cookie carries, while its token is still configured."""
+        """The live session behind a cookie, if any."""
         if not cookie:
             return None
-        try:
-            data: Any = self._signer.loads(cookie, max_age=int(SESSION_AGE.total_seconds()))
-        except BadSignature:
-            return None
-        live = any(
-            r == data.get("r") and hmac.compare_digest(_fingerprint(t), str(data.get("f")))
-            for t, r in self._tokens.items()
-        )
-        return Operator(str(data["r"]), str(data.get("n") or "")) if live else None
+        with transaction(self._runtime.engine) as session:
+            row = live_session(
+                session, cookie, now=datetime.now(UTC), tokens=self._roles_by_digest()
+            )
+            return Operator(row.role, row.name) if row is not None else None
+
+    def close(self, cookie: str | None) -> None:
+        """Sign-out: the cookie's session ends here, whatever the browser keeps."""
+        if cookie:
+            with transaction(self._runtime.engine) as session:
+                revoke_session(session, cookie, now=datetime.now(UTC))
+
+    def revoke_removed_tokens(self) -> None:
+        """End the sessions of tokens no longer configured (run at start)."""
+        with transaction(self._runtime.engine) as session:
+            revoke_unlisted(session, tokens=self._roles_by_digest(), now=datetime.now(UTC))

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 from typing import Annotated, Any
 from urllib.parse import urlencode
 
-from fastapi import APIRouter, Form, Query
+from fastapi import APIRouter, Form, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlmodel import col, select
 
@@ -15,7 +15,9 @@ from api.deps import (
     DashboardSession,
     DbDep,
     RuntimeDep,
+    SessionCookie,
     SignInsDep,
+    same_site,
 )
 from api.pages import page
 from api.sessions import COOKIE, SESSION_AGE
@@ -110,9 +112,16 @@ def login(
 
 
 @router.post("/dashboard/logout")
-def logout() -> Response:
+def logout(
+    request: Request, runtime: RuntimeDep, sign_ins: SignInsDep, cookie: SessionCookie
+) -> Response:
+    """Sign-out ends the session on the server: a copy of the cookie decides nothing after."""
+    if not same_site(request, runtime):
+        message = "Sign out from this service's own dashboard."
+        return page("answer.html", 403, title="Not signed out", message=message)
+    sign_ins.close(cookie)
     response = RedirectResponse(LOGIN, status_code=303)
-    response.delete_cookie(COOKIE)
+    response.delete_cookie(COOKIE, httponly=True, samesite="strict")
     return response
 
 
