@@ -12,7 +12,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 
 from api.auth import load_tokens
 from api.deps import NotSignedIn, SignInRequired
-from api.pages import page
+from api.pages import PageHeaders, page
 from api.routes import dashboard, dev, escalations, health, inbound, links, pipelines, tasks
 from api.sessions import SignIns
 from api.statuses import on_error
@@ -41,6 +41,8 @@ def create_app(settings: Settings, *, migrate: bool = True) -> FastAPI:
     app.state.runtime = runtime
     app.state.tokens = tokens
     app.state.limiter = MissLimiter()
+
+    app.add_middleware(PageHeaders)
 
     app.add_exception_handler(EscalationError, on_error)  # type: ignore[arg-type]
     app.add_exception_handler(SignInRequired, _to_sign_in)
