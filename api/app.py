@@ -15,7 +15,7 @@ from api.deps import NotSignedIn, SignInRequired
 from api.pages import PageHeaders, page
 from api.routes import dashboard, dev, escalations, health, inbound, links, pipelines, tasks
 from api.sessions import SignIns
-from api.statuses import on_error
+from api.statuses import UNAVAILABLE, on_error, on_unavailable
 from models.migrate import upgrade
 from models.packet import EscalationRequest
 from models.settings import Settings
@@ -45,6 +45,8 @@ def create_app(settings: Settings, *, migrate: bool = True) -> FastAPI:
     app.add_middleware(PageHeaders)
 
     app.add_exception_handler(EscalationError, on_error)  # type: ignore[arg-type]
+    for unavailable in UNAVAILABLE:
+        app.add_exception_handler(unavailable, on_unavailable)
     app.add_exception_handler(SignInRequired, _to_sign_in)
     app.add_exception_handler(NotSignedIn, _not_signed_in)
 

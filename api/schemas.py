@@ -170,11 +170,12 @@ class Stats(BaseModel):
 
 
 class Health(BaseModel):
-    """`ok` with the design in force."""
+    """`ok` with the design in force; `unavailable` (503) names what is down."""
 
     status: str
     design: str
     design_version: int
+    down: dict[str, str] | None = Field(default=None, exclude_if=_absent_when_none)
 
 
 # --- blockers ---------------------------------------------------------------------------------
