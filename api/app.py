@@ -7,15 +7,17 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import HTMLResponse, RedirectResponse
+from starlette.middleware.body_limit import RequestBodyLimitMiddleware
 
 from api.auth import load_tokens
 from api.deps import NotSignedIn, SignInRequired
 from api.pages import PageHeaders, page
 from api.routes import dashboard, dev, escalations, health, inbound, links, pipelines, tasks
 from api.sessions import SignIns
-from api.statuses import UNAVAILABLE, on_error, on_unavailable
+from api.statuses import UNAVAILABLE, on_error, on_invalid_body, on_unavailable
 from models.migrate import upgrade
 from models.packet import EscalationRequest
 from models.settings import Settings
@@ -42,11 +44,15 @@ def create_app(settings: Settings, *, migrate: bool = True) -> FastAPI:
     app.state.tokens = tokens
     app.state.limiter = MissLimiter()
 
+    # FastAPI 0.163 has no max_body_size of its own (0.165 does); Starlette's middleware is
+    # what it would install. Outermost but for the headers, so a 413 carries them too.
+    app.add_middleware(RequestBodyLimitMiddleware, max_body_size=settings.max_body_size)
     app.add_middleware(PageHeaders)
 
     app.add_exception_handler(EscalationError, on_error)  # type: ignore[arg-type]
     for unavailable in UNAVAILABLE:
         app.add_exception_handler(unavailable, on_unavailable)
+    app.add_exception_handler(RequestValidationError, on_invalid_body)
     app.add_exception_handler(SignInRequired, _to_sign_in)
     app.add_exception_handler(NotSignedIn, _not_signed_in)
 

@@ -7,12 +7,24 @@ models.store.iso writes them.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from api.limits import (
+    CHANNEL_LIMIT,
+    ID_LIMIT,
+    IDS_LIMIT,
+    LABEL_LIMIT,
+    PATH_LIMIT,
+    REPLY_LIMIT,
+    SENDER_LIMIT,
+    URL_LIMIT,
+)
 from workflows.judgement import ReplyOutcome
 from workflows.vocabulary import Severity
+
+Text = Annotated[str, Field(max_length=URL_LIMIT)]
 
 
 def _absent_when_none(value: object) -> bool:
@@ -135,10 +147,11 @@ class CaseHistory(BaseModel):
 class ReplyCreate(BaseModel):
     """An operator's answer: an option by label, or free text the reply grammar reads."""
 
-    option: str | None = Field(default=None)
-    text: str | None = Field(default=None)
+    option: str | None = Field(default=None, max_length=LABEL_LIMIT)
+    text: str | None = Field(default=None, max_length=REPLY_LIMIT)
     sender: str | None = Field(
         default=None,
+        max_length=SENDER_LIMIT,
         description="a name kept beside the token's role; it cannot pose as another identity",
     )
 
@@ -180,12 +193,14 @@ class Health(BaseModel):
 
 # --- blockers ---------------------------------------------------------------------------------
 
+EscalationId = Annotated[str, Field(max_length=ID_LIMIT)]
+
 
 class BlockersCreate(BaseModel):
     """The escalations a task waits on, and how to wake it once the last is resolved."""
 
-    escalations: list[str] = Field(default_factory=list)
-    wake: dict[str, str] = Field(default_factory=dict, description="{task: NAME, webhook: URL}")
+    escalations: list[EscalationId] = Field(default_factory=list, max_length=IDS_LIMIT)
+    wake: dict[str, Text] = Field(default_factory=dict, description="{task: NAME, webhook: URL}")
 
 
 class BlockerCard(BaseModel):
@@ -221,10 +236,10 @@ class TaskWaits(BaseModel):
 class InboundTextCreate(BaseModel):
     """A reply relayed by a chat bridge: the text starts with the case's code."""
 
-    text: str | None = Field(default=None)
-    channel: str | None = Field(default=None)
-    sender: str | None = Field(default=None)
-    message_id: str | None = Field(default=None)
+    text: str | None = Field(default=None, max_length=REPLY_LIMIT)
+    channel: str | None = Field(default=None, max_length=CHANNEL_LIMIT)
+    sender: str | None = Field(default=None, max_length=SENDER_LIMIT)
+    message_id: str | None = Field(default=None, max_length=SENDER_LIMIT)
 
 
 class InboundAnswer(BaseModel):
@@ -246,22 +261,28 @@ class PipelineEscalationCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     state_dir: str = Field(
+        max_length=PATH_LIMIT,
         description="Absolute path of the folder holding phase_state.json (required) and the "
         "optional state files; escalation_summary.json is written there before anyone is "
         "notified.",
     )
+    # The counters' own limit (200) is checked by the service with its fixed text.
     pipeline_id: str | None = Field(
         None,
+        max_length=PATH_LIMIT,
         description="Names the pipeline for its counters; default: phase_state.json "
         "pipeline_id, else the state folder's path.",
     )
     severity: Severity = Severity.HIGH
-    recipient: str | None = Field(None, description="Who decides; default 'pipeline operator'.")
+    recipient: str | None = Field(
+        None, max_length=ID_LIMIT, description="Who decides; default 'pipeline operator'."
+    )
     command_file: str | None = Field(
         None,
+        max_length=PATH_LIMIT,
         description="Absolute path where the chosen command is written as JSON on close.",
     )
-    wake: dict[str, str] | None = Field(None, description="Other wake-ups: {task, webhook}.")
+    wake: dict[str, Text] | None = Field(None, description="Other wake-ups: {task, webhook}.")
 
 
 class PipelineAccepted(EscalationAccepted):
@@ -298,9 +319,8 @@ class PhaseCounters(BaseModel):
 class InboxNotification(BaseModel):
     """What apprise's json:// plugin posts; `escalate inbox` prints title and message."""
 
-    model_config = ConfigDict(extra="allow")
-
-    version: str | None = None
-    title: str | None = None
-    message: str | None = None
-    type: str | None = None
+    version: str | None = Field(default=None, max_length=LABEL_LIMIT)
+    title: str | None = Field(default=None, max_length=REPLY_LIMIT)
+    message: str | None = None  # bounded by the body cap only: it carries the whole packet
+    type: str | None = Field(default=None, max_length=LABEL_LIMIT)
+    attachments: list[dict[str, Text]] = Field(default_factory=list, max_length=IDS_LIMIT)

@@ -1,7 +1,8 @@
 """The one table from the service's errors and reply outcomes to HTTP statuses.
 
 Besides our own error tree: a database or broker that cannot be reached is a 503 with
-Retry-After, never a 500.
+Retry-After (never a 500), and a body that fails its model is a 422 that names the field
+without echoing the value back.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import logging
 from typing import Any
 
 from fastapi import Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from kombu.exceptions import OperationalError as BrokerError
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -124,3 +126,14 @@ async def on_unavailable(_request: Request, error: Exception) -> JSONResponse:
         UNAVAILABLE_STATUS,
         headers=unavailable_headers(),
     )
+
+
+async def on_invalid_body(_request: Request, error: Exception) -> JSONResponse:
+    """FastAPI's 422 for a body, query or path that fails its model, minus the offending
+    value: an over-long field is named, not sent back."""
+    assert isinstance(error, RequestValidationError)
+    fields = [
+        {"type": e.get("type"), "loc": list(e.get("loc", ())), "msg": e.get("msg")}
+        for e in error.errors()
+    ]
+    return JSONResponse({"detail": fields}, 422)

@@ -75,6 +75,13 @@ class Settings(BaseSettings):
     )
     send_timeout: float = Field(default=10.0, gt=0, description="Seconds per channel send.")
 
+    # The HTTP faces (api/).
+    max_body_size: int = Field(
+        default=256 * 1024,
+        ge=1024,
+        description="Bytes one request body may hold; a larger one is refused with 413.",
+    )
+
     @property
     def file_roots(self) -> tuple[Path, ...]:
         """The resolved `files_root` folders; empty means no restriction."""

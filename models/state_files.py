@@ -44,3 +44,8 @@ def api_tokens(home: Path) -> dict[str, str]:
     tokens = {role: secrets.token_urlsafe(24) for role in ("agent", "operator", "admin")}
     loaded: dict[str, str] = json.loads(_create_once(home / "tokens.json", json.dumps(tokens)))
     return loaded
+
+
+def inbox_token(home: Path) -> str:
+    """The token the embedded local inbox takes (its apprise URL's password); made on first use."""
+    return _create_once(home / "inbox-token", secrets.token_urlsafe(24)).strip()

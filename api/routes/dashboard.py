@@ -19,6 +19,7 @@ from api.deps import (
     SignInsDep,
     same_site,
 )
+from api.limits import LABEL_LIMIT, REPLY_LIMIT
 from api.pages import page
 from api.sessions import COOKIE, SESSION_AGE
 from api.statuses import status_of
@@ -36,7 +37,7 @@ router = APIRouter(include_in_schema=False)
 SEVERITY_RANK = {"critical": 0, "high": 1, "medium": 2, "low": 3}
 RECENT = 20
 LOGIN = "/dashboard/login"
-Option = Annotated[str, Query()]
+Option = Annotated[str, Query(max_length=LABEL_LIMIT)]
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
@@ -91,8 +92,8 @@ def login_page() -> HTMLResponse:
 def login(
     sign_ins: SignInsDep,
     runtime: RuntimeDep,
-    token: Annotated[str, Form()],
-    name: Annotated[str, Form()] = "",
+    token: Annotated[str, Form(max_length=REPLY_LIMIT)],
+    name: Annotated[str, Form(max_length=REPLY_LIMIT)] = "",
 ) -> Response:
     # The name is the operator's word, like the CLI's --sender: kept beside the role.
     cookie = sign_ins.open(token.strip(), name)

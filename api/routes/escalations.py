@@ -12,6 +12,7 @@ from sqlalchemy import func
 from sqlmodel import Session, col, select
 
 from api.deps import CurrentAgent, CurrentOperator, CurrentRole, DbDep, RuntimeDep
+from api.limits import ID_LIMIT, oversized
 from api.schemas import (
     AnswerPublic,
     CaseHistory,
@@ -38,7 +39,7 @@ from workers.answers import answer
 from workers.intake import accept
 from workers.recovery import retry
 from workers.runtime import Runtime
-from workflows.errors import InvalidInput, NotFound
+from workflows.errors import InvalidInput, NotFound, PacketRefused
 from workflows.states import TERMINAL, State
 
 router = APIRouter()
@@ -46,6 +47,7 @@ router = APIRouter()
 WAIT_POLL = 0.25  # seconds between SQL reads while a long-poll holds
 PARKED_LISTED = 20
 DONE = (State.CLOSED.value, State.REFUSED.value, State.DEAD_LETTER.value)
+Filter = Annotated[str | None, Query(max_length=ID_LIMIT)]
 
 
 @router.post("/v1/escalations", status_code=status.HTTP_201_CREATED)
@@ -56,6 +58,9 @@ def raise_escalation(
     request: Annotated[object, Body(description="{packet, snapshot?, options?, wake?, owner?}")],
     _role: CurrentAgent,
 ) -> EscalationAccepted:
+    too_long = oversized(request)
+    if too_long:
+        raise PacketRefused(too_long)
     accepted = accept(runtime, request)
     public_url = runtime.settings.resolved_public_url
     return answer_accepted(runtime, accepted, response, public_url=public_url)
@@ -65,9 +70,9 @@ def raise_escalation(
 def list_escalations(
     db: DbDep,
     _role: CurrentRole,
-    state: str | None = None,
-    severity: str | None = None,
-    run: str | None = None,
+    state: Filter = None,
+    severity: Filter = None,
+    run: Filter = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
 ) -> list[EscalationSummary]:
     statement = select(Escalation).order_by(col(Escalation.created_at).desc()).limit(limit)

@@ -8,12 +8,13 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Response, status
 
 from api.deps import CurrentAgent, CurrentRole, RuntimeDep
+from api.limits import PATH_LIMIT
 from api.schemas import PhaseCounters, PipelineAccepted, PipelineEscalationCreate
 from api.views import answer_accepted
 from workers.pipelines import phase_counters, raise_pipeline
 
 router = APIRouter()
-Key = Annotated[str, Query(min_length=1)]
+Key = Annotated[str, Query(min_length=1, max_length=PATH_LIMIT)]
 
 
 @router.post("/v1/pipelines/escalations", status_code=status.HTTP_201_CREATED)
