@@ -23,7 +23,7 @@ from tenacity import (
 )
 
 from models.settings import Settings
-from models.state_files import inbox_token
+from models.state_files import inbox_token, write_private
 from workflows.errors import ConfigError
 
 log = logging.getLogger(__name__)
@@ -96,8 +96,7 @@ def dev_apprise_config(settings: Settings, tags: set[str]) -> Path:
         f"  - json://inbox:{token}@{host}:{settings.port}/v1/dev/inbox:",
         f"      tag: {', '.join(sorted(tags))}",
     ]
-    settings.home.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_private(path, "\n".join(lines) + "\n")
     return path
 
 

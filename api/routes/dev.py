@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from datetime import UTC, datetime
 from typing import Annotated
 
@@ -32,6 +33,8 @@ def dev_inbox(
     if credentials is None or not same_secret(expected, credentials.password):
         raise InboundRejected("the local inbox takes its token", why=Rejection.NOT_GENUINE)
     record = {"received_at": datetime.now(UTC).isoformat(), **body.model_dump(exclude_none=True)}
-    with dev_inbox_path(runtime.settings).open("a", encoding="utf-8") as handle:
+    path = dev_inbox_path(runtime.settings)
+    descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    with os.fdopen(descriptor, "a", encoding="utf-8") as handle:
         handle.write(json.dumps(record) + "\n")
     return {"status": "stored"}
