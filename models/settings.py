@@ -101,6 +101,13 @@ class Settings(BaseSettings):
         parse_allow_list(value)  # a typo fails at start, naming the entry
         return value
 
+    # The HTTP faces (api/).
+    max_body_size: int = Field(
+        default=256 * 1024,
+        ge=1024,
+        description="Bytes one request body may hold; a larger one is refused with 413.",
+    )
+
     @property
     def file_roots(self) -> tuple[Path, ...]:
         """The resolved `files_root` folders; empty means no restriction."""

@@ -11,7 +11,7 @@ from typing import Any
 from fastapi.testclient import TestClient
 
 from api.app import create_app
-from api.dashboard import COOKIE
+from api.sessions import COOKIE
 from models.settings import Settings
 from workflows.examples import valid_packet
 

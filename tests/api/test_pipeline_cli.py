@@ -11,7 +11,7 @@ import typer
 
 from api.pipeline_cli import _wait_for_command
 from tests.api.test_serve import ESCALATE, Server, server, wait_for
-from tests.api.test_shell_loop import agent_env, patient
+from tests.api.test_shell_loop import agent_env
 from tests.support.waiting import wait_until
 
 __all__ = ["patient", "server"]  # fixtures, imported so pytest finds them here
