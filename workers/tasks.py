@@ -8,7 +8,7 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from celery import shared_task
+from celery import Celery, shared_task
 from sqlmodel import Session, col, update
 
 from models.db import transaction
@@ -55,7 +55,7 @@ def _probe(runtime: Runtime, spec: Any) -> tuple[str | None, str | None]:
         return None, str(exc)
 
 
-def _revoke(app: Any, task_ids: Sequence[str]) -> tuple[list[str], str | None]:
+def _revoke(app: Celery, task_ids: Sequence[str]) -> tuple[list[str], str | None]:
     """Revoke what the run scheduled; returns (revoked ids, why not when it failed)."""
     if not task_ids:
         return [], None

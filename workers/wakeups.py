@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import httpx
+from celery import Celery
 
 from workers import outbound
 from workers.channels import FAILED, REFUSED, SENT, UNKNOWN, SendOutcome
@@ -64,7 +65,7 @@ def post_webhook(
     return SendOutcome(FAILED, f"webhook answered HTTP {status // 100}xx{unfollowed}")
 
 
-def send_wake_task(app: Any, name: str, payload: Mapping[str, Any]) -> SendOutcome:
+def send_wake_task(app: Celery, name: str, payload: Mapping[str, Any]) -> SendOutcome:
     try:
         app.send_task(name, kwargs={"wake": dict(payload)})
     except Exception as exc:  # the broker's many failure types all mean "not sent"
