@@ -31,6 +31,8 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         "beat_schedule": {
             "sweep": {"task": names.SWEEP, "schedule": settings.sweep_interval},
         },
+        # The schedule file is touched after every sweep sent: its age is beat's health.
+        "beat_sync_every": 1,
     }
     if settings.embedded_broker:
         # A folder of message files: no server, several processes on one host, fanout (so
