@@ -29,6 +29,7 @@ from api.pages import page
 from api.sessions import COOKIE, SESSION_AGE
 from models.store import as_utc, decision_of, design_of
 from models.tables import Decision, Escalation, Event, Reply
+from workers.acknowledgements import acknowledge
 from workers.answers import answer
 from workers.recovery import retry
 from workflows.console import (
@@ -40,7 +41,7 @@ from workflows.console import (
     timeline_sentence,
     understood_words,
 )
-from workflows.errors import Conflict, DesignError, NotFound
+from workflows.errors import Conflict, DesignError, InvalidInput, NotFound
 from workflows.judgement import ReplyOutcome, answers_now, understand
 from workflows.secrets import scan_text
 from workflows.states import TERMINAL, State
@@ -150,7 +151,10 @@ def _attempt_events(db: DbSession, ids: list[str]) -> dict[str, list[Any]]:
         return found
     rows = db.exec(
         select(Event)
-        .where(col(Event.escalation_id).in_(ids), Event.kind == "delivery_attempt")
+        .where(
+            col(Event.escalation_id).in_(ids),
+            col(Event.kind).in_(["delivery_attempt", "acknowledged"]),
+        )
         .order_by(col(Event.id))
     )
     for event in rows:
@@ -251,7 +255,8 @@ def overview(
     )
 
 
-RESULT_WORDS = {
+RESULT_WORDS: dict[str, str] = {
+    "acknowledged": "Acknowledged: the timeline says you have it.",
     ReplyOutcome.DECIDED: "Decided. The run is being told.",
     ReplyOutcome.SUPERSEDED: "Not decided: the case had been decided already.",
     ReplyOutcome.TOO_EARLY: "Not decided: the case is still being routed; try again in a moment.",
@@ -323,8 +328,8 @@ def post_answer(
     return _to_case(escalation_id, result.outcome)
 
 
-def _to_case(escalation_id: str, outcome: ReplyOutcome) -> Response:
-    target = f"/dashboard/cases/{escalation_id}?{urlencode({'result': outcome.value})}"
+def _to_case(escalation_id: str, outcome: str) -> Response:
+    target = f"/dashboard/cases/{escalation_id}?{urlencode({'result': str(outcome)})}"
     return RedirectResponse(target, status_code=303)
 
 
@@ -364,6 +369,21 @@ def send_reply(
     return _to_case(escalation_id, result.outcome)
 
 
+@router.post("/dashboard/cases/{escalation_id}/acknowledge")
+def acknowledge_case(
+    escalation_id: str,
+    operator: DashboardAction,
+    runtime: RuntimeDep,
+    reason: Annotated[str, Form(max_length=REPLY_LIMIT)] = "",
+) -> Response:
+    """ "I have it": who and why on the timeline and the card; nothing is decided."""
+    try:
+        acknowledge(runtime, escalation_id, by=f"dashboard:{operator.who}", reason=reason)
+    except (Conflict, NotFound, InvalidInput) as refused:
+        return page("dashboard_case.html", 409, problem=str(refused), role=operator.who)
+    return _to_case(escalation_id, "acknowledged")
+
+
 @router.post("/dashboard/cases/{escalation_id}/retry")
 def retry_parked(escalation_id: str, operator: DashboardAction, runtime: RuntimeDep) -> Response:
     """A parked case back to work. The cookie is SameSite=Strict, and a cross-site
@@ -391,7 +411,7 @@ def case_page(
         list(db.exec(select(Event).where(Event.escalation_id == row.id).order_by(col(Event.id))))
     )
     replies = db.exec(select(Reply).where(Reply.escalation_id == row.id).order_by(col(Reply.id)))
-    said = RESULT_WORDS.get(ReplyOutcome(result)) if result in set(ReplyOutcome) else None
+    said = RESULT_WORDS.get(result)
     return page(
         "dashboard_case.html",
         role=operator.who,

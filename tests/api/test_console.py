@@ -176,3 +176,25 @@ def test_the_case_page_tells_its_timeline_in_sentences_with_the_json_behind_a_to
 
 def test_the_queue_has_no_meta_refresh(console: TestClient, tmp_path: Path) -> None:
     assert 'http-equiv="refresh"' not in console.get("/dashboard").text
+
+
+def test_an_acknowledgement_shows_on_the_card_and_the_timeline_and_decides_nothing(
+    console: TestClient,
+) -> None:
+    case = raise_case(console)
+    route(console, case)
+    done = console.post(
+        f"/dashboard/cases/{case}/acknowledge", data={"reason": "checking the totals"},
+        follow_redirects=False,
+    )  # fmt: skip
+    assert done.headers["location"] == f"/dashboard/cases/{case}?result=acknowledged"
+    page = console.get(done.headers["location"]).text
+    assert "acknowledged by dashboard:operator/ana: checking the totals" in page
+    assert '<span class="badge acknowledged">acknowledged by dashboard:operator/ana</span>' in (
+        console.get("/dashboard").text
+    )
+    with Session(engine_of(console)) as session:
+        assert session.exec(select(Decision)).all() == []
+    console.post(f"/dashboard/cases/{case}/answer?option=approve")
+    closed = console.post(f"/dashboard/cases/{case}/acknowledge", data={"reason": "late"})
+    assert closed.status_code == 409

@@ -195,11 +195,16 @@ def test_a_destructive_answer_is_red_and_needs_the_tick(browser: object, console
     page.context.close()  # type: ignore[attr-defined]
 
 
-def test_a_free_text_reply_shows_what_it_means_before_it_is_sent(
+def test_acknowledge_then_a_free_text_reply_shows_what_it_means_before_it_is_sent(
     browser: object, console: Console
 ) -> None:
     page = signed_in(browser, console, DESKTOP)
     page.goto(f"{console.url}/dashboard/cases/{console.words_case}")  # type: ignore[attr-defined]
+    page.fill("input[name=reason]", "reading the totals")  # type: ignore[attr-defined]
+    page.click("button:has-text('Acknowledge')")  # type: ignore[attr-defined]
+    page.wait_for_url("**?result=acknowledged")  # type: ignore[attr-defined]
+    badge = page.inner_text(f"#case-{console.words_case} .badge.acknowledged")  # type: ignore[attr-defined]
+    assert badge == "acknowledged by dashboard:operator/ana"
     page.fill("textarea[name=text]", "deny, the totals look wrong")  # type: ignore[attr-defined]
     page.click("text=Preview reply")  # type: ignore[attr-defined]
     assert page.inner_text("#understood") == "It decides: deny."  # type: ignore[attr-defined]
