@@ -5,10 +5,11 @@ from __future__ import annotations
 from contextlib import suppress
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import urlencode
 
-from fastapi import APIRouter, Form, Query, Request
+from fastapi import APIRouter, Depends, Form, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlalchemy import false
 from sqlmodel import Session as DbSession
@@ -47,6 +48,7 @@ from workflows.secrets import scan_text
 from workflows.states import TERMINAL, State
 
 router = APIRouter(include_in_schema=False)
+CONSOLE_JS = Path(__file__).resolve().parents[1] / "static" / "console.js"
 
 RECENT = 20
 LOGIN = "/dashboard/login"
@@ -177,21 +179,26 @@ def _cards(db: DbSession, rows: list[Escalation], now: datetime) -> list[dict[st
     ]
 
 
-@router.get("/dashboard")
-def overview(
-    operator: DashboardSession,
-    db: DbDep,
+PageNumber = Annotated[int, Query(alias="page", ge=1, le=10_000)]
+
+
+def queue_filter(
     severity: Field = "",
     state: Field = "",
     run: Field = "",
     trigger: Field = "",
     recipient: Field = "",
     q: Field = "",
-    page_number: Annotated[int, Query(alias="page", ge=1, le=10_000)] = 1,
-) -> Response:
-    """The queue: what is due first, narrowed by the filters, 50 a page."""
+) -> QueueFilter:
+    return QueueFilter(severity, state, run, trigger, recipient, q.strip())
+
+
+WantedDep = Annotated[QueueFilter, Depends(queue_filter)]
+
+
+def _queue(db: DbSession, wanted: QueueFilter, page_number: int) -> dict[str, Any]:
+    """The queue's values: what is due first, narrowed by the filters, one page of 50."""
     now = datetime.now(UTC)
-    wanted = QueueFilter(severity, state, run, trigger, recipient, q.strip())
     terminal = [s.value for s in TERMINAL]
     statement = select(Escalation)
     if wanted.state in {s.value for s in State}:
@@ -214,7 +221,27 @@ def overview(
     open_severities = db.exec(
         select(Escalation.severity).where(col(Escalation.state).not_in(terminal))
     ).all()
-    counts = severity_counts(open_severities)
+    return {
+        "title": page_title(len(open_severities)),
+        "counts": severity_counts(open_severities),
+        "open_total": len(open_severities),
+        "wanted": wanted,
+        "found": len(rows),
+        "page_number": page_number,
+        "pages": pages,
+        "prev_query": wanted.query(page_number - 1) if page_number > 1 else None,
+        "next_query": wanted.query(page_number + 1) if page_number < pages else None,
+        "cards": _cards(db, shown, now),
+        "now": now,
+    }
+
+
+@router.get("/dashboard")
+def overview(
+    operator: DashboardSession, db: DbDep, wanted: WantedDep, page_number: PageNumber = 1
+) -> Response:
+    """The queue page; its script keeps the queue live from /dashboard/queue."""
+    now = datetime.now(UTC)
     parked_rows: list[Escalation] = []
     closed_rows: list[Escalation] = []
     if not wanted.narrowed and page_number == 1:
@@ -237,22 +264,27 @@ def overview(
     return page(
         "dashboard.html",
         role=operator.who,
-        title=page_title(len(open_severities)),
-        counts=counts,
-        open_total=len(open_severities),
-        wanted=wanted,
-        found=len(rows),
-        page_number=page_number,
-        pages=pages,
-        prev_query=wanted.query(page_number - 1) if page_number > 1 else None,
-        next_query=wanted.query(page_number + 1) if page_number < pages else None,
+        **_queue(db, wanted, page_number),
+        live_query=wanted.query(page_number),
         states=[s.value for s in State],
         severities=SEVERITIES,
-        cards=_cards(db, shown, now),
         parked_cards=_cards(db, parked_rows, now),
         closed_cards=_cards(db, closed_rows, now),
-        now=now,
     )
+
+
+@router.get("/dashboard/queue")
+def queue_fragment(
+    operator: DashboardSession, db: DbDep, wanted: WantedDep, page_number: PageNumber = 1
+) -> Response:
+    """The queue's cards, counts and title as a fragment: what the page's script polls."""
+    return page("dashboard_queue.html", **_queue(db, wanted, page_number))
+
+
+@router.get("/dashboard/static/console.js")
+def console_script() -> Response:
+    """The console's one script, from this origin (the pages' CSP allows only 'self')."""
+    return Response(CONSOLE_JS.read_bytes(), media_type="text/javascript")
 
 
 RESULT_WORDS: dict[str, str] = {

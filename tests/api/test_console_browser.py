@@ -48,6 +48,7 @@ class Console:
     purge_case: str
     words_case: str
     decide_case: str
+    seed: TestClient
 
 
 @pytest.fixture(scope="module")
@@ -94,7 +95,7 @@ def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Console]:
     decide_case = raise_case(seed, packet_id="decide", requested_action="Decide me?")
     route(seed, decide_case)
     copies(seed, decide_case, 60, long=True)
-    yield Console(f"http://127.0.0.1:{port}", long_case, purge, words_case, decide_case)
+    yield Console(f"http://127.0.0.1:{port}", long_case, purge, words_case, decide_case, seed)
     server.should_exit = True
     thread.join(timeout=10)
 
@@ -144,7 +145,7 @@ def shoot(page: object, name: str) -> None:
 
 def test_sign_in_filter_search_and_sign_out(browser: object, console: Console) -> None:
     page = signed_in(browser, console, DESKTOP)
-    assert page.title().startswith("(64) open")  # type: ignore[attr-defined]
+    assert page.title().endswith("open — escalations")  # type: ignore[attr-defined]
     page.select_option("select[name=severity]", "critical")  # type: ignore[attr-defined]
     page.click("text=Filter")  # type: ignore[attr-defined]
     cards = page.locator("#queue article")  # type: ignore[attr-defined]
@@ -159,6 +160,25 @@ def test_sign_in_filter_search_and_sign_out(browser: object, console: Console) -
     page.wait_for_url("**/dashboard/login")  # type: ignore[attr-defined]
     page.goto(f"{console.url}/dashboard")  # type: ignore[attr-defined]
     assert page.url.endswith("/dashboard/login")  # type: ignore[attr-defined]
+    page.context.close()  # type: ignore[attr-defined]
+
+
+def test_a_new_case_appears_within_3_s_without_a_reload(browser: object, console: Console) -> None:
+    page = signed_in(browser, console, DESKTOP)
+    page.evaluate("window.notReloaded = true")  # type: ignore[attr-defined]
+    page.mouse.wheel(0, 600)  # type: ignore[attr-defined]
+    page.wait_for_function("window.scrollY > 0")  # type: ignore[attr-defined]
+    place = page.evaluate("window.scrollY")  # type: ignore[attr-defined]
+    before = page.title()  # type: ignore[attr-defined]
+    new = raise_case(
+        console.seed, packet_id="live", severity="critical", waiting_behavior="stopped",
+        requested_action="Arrived live?",
+    )  # fmt: skip
+    route(console.seed, new)
+    page.locator(f"#case-{new}").wait_for(timeout=3000)  # type: ignore[attr-defined]
+    assert page.evaluate("window.notReloaded") is True  # type: ignore[attr-defined]
+    assert page.title() != before  # type: ignore[attr-defined]
+    assert abs(page.evaluate("window.scrollY") - place) < 400  # type: ignore[attr-defined]
     page.context.close()  # type: ignore[attr-defined]
 
 
