@@ -26,6 +26,7 @@ from api.deps import (
     same_site,
 )
 from api.limits import LABEL_LIMIT, REPLY_LIMIT
+from api.metrics import figures, insight_rows
 from api.pages import page
 from api.sessions import COOKIE, SESSION_AGE
 from models.store import as_utc, decision_of, design_of
@@ -279,6 +280,15 @@ def queue_fragment(
 ) -> Response:
     """The queue's cards, counts and title as a fragment: what the page's script polls."""
     return page("dashboard_queue.html", **_queue(db, wanted, page_number))
+
+
+@router.get("/dashboard/insights")
+def insights_page(operator: DashboardSession, db: DbDep) -> Response:
+    """How decisions go: time to decision per tier and channel, defaults, repeats."""
+    return page(
+        "dashboard_insights.html", role=operator.who, title="Insights — escalations",
+        **insight_rows(figures(db)),
+    )  # fmt: skip
 
 
 @router.get("/dashboard/static/console.js")

@@ -198,3 +198,32 @@ def test_an_acknowledgement_shows_on_the_card_and_the_timeline_and_decides_nothi
     console.post(f"/dashboard/cases/{case}/answer?option=approve")
     closed = console.post(f"/dashboard/cases/{case}/acknowledge", data={"reason": "late"})
     assert closed.status_code == 409
+
+
+def test_insights_and_metrics_tell_how_decisions_go(console: TestClient) -> None:
+    # Given one case a person decided after 10 minutes and one still open
+    decided = raise_case(console, severity="high", packet_id="m1")
+    route(console, decided, ago=timedelta(minutes=10))
+    console.post(f"/dashboard/cases/{decided}/answer?option=approve")
+    waiting = raise_case(console, severity="low", packet_id="m2")
+    route(console, waiting)
+    # When the operator opens the insights page / Then the time to decision is there
+    page = console.get("/dashboard/insights").text
+    assert "<strong>high</strong>: p50 10.0 min, p90 10.0 min (1 decisions)" in page
+    assert "default applied: 0%" in page
+    assert "<strong>dashboard</strong>: p50 10.0 min" in page
+    # And Prometheus reads the same, behind an operator token
+    assert console.get("/metrics").status_code == 401
+    scrape = console.get("/metrics", headers={"Authorization": "Bearer op-t"})
+    assert scrape.status_code == 200, scrape.text
+    text = scrape.text
+    assert 'escalate_open_cases{severity="low",state="awaiting"} 1.0' in text
+    assert "escalate_oldest_open_age_seconds " in text
+    assert "escalate_decided_not_resumed 0.0" in text
+    assert 'escalate_time_to_decision_seconds_count{channel="dashboard",tier="high"} 1.0' in text
+    assert (
+        'escalate_time_to_decision_seconds_bucket{channel="dashboard",le="900.0",tier="high"} 1.0'
+        in text
+    )
+    assert 'escalate_default_applied_ratio{tier="high"} 0.0' in text
+    assert 'escalate_stage_latency_seconds_count{stage="decide"} 1.0' in text

@@ -249,6 +249,8 @@ def test_at_375_px_no_page_scrolls_sideways_with_80_character_tokens(
     purge = f"{console.url}/dashboard/cases/{console.purge_case}/answer?option=purge-{LONG}"
     page.goto(purge)  # type: ignore[attr-defined]
     assert fits(page), "a confirm page"
+    page.goto(f"{console.url}/dashboard/insights")  # type: ignore[attr-defined]
+    assert fits(page), "the insights page"
     page.context.close()  # type: ignore[attr-defined]
     if SHOTS:
         desktop = signed_in(browser, console, DESKTOP)
