@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import urlencode
 
@@ -84,7 +84,8 @@ def deadline_of(row: Escalation, design: Design) -> tuple[str, datetime | None]:
     """The timeout action and when it applies (routed + the tier's timeout)."""
     facts = route_facts(design, case_of(row))
     routed = as_utc(row.routed_at)
-    return facts.timeout_action, routed + facts.timeout if routed else None
+    extended = timedelta(seconds=row.extended_seconds or 0)
+    return facts.timeout_action, routed + facts.timeout + extended if routed else None
 
 
 def acknowledged_by(events: Sequence[TimedEvent]) -> str | None:

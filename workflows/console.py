@@ -202,6 +202,8 @@ def _said(kind: str, detail: Mapping[str, Any]) -> str:
             "commented": "comment",
         }[kind]
         sentence = f"{words} by {detail.get('by')}"
+        if detail.get("minutes"):
+            sentence = f"{words} by {_minutes(60 * detail['minutes'])}, by {detail.get('by')}"
         if detail.get("to"):
             sentence += f" to {detail['to']}"
         return sentence + (f": {detail['reason']}" if detail.get("reason") else "")

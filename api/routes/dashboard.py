@@ -33,6 +33,7 @@ from models.store import as_utc, decision_of, design_of
 from models.tables import Decision, Escalation, Event, Reply
 from workers.acknowledgements import acknowledge
 from workers.answers import answer
+from workers.extensions import extend_deadline
 from workers.recovery import retry
 from workflows.console import (
     PAGE_SIZE,
@@ -299,6 +300,7 @@ def console_script() -> Response:
 
 RESULT_WORDS: dict[str, str] = {
     "acknowledged": "Acknowledged: the timeline says you have it.",
+    "extended": "Extended: the default waits longer.",
     ReplyOutcome.DECIDED: "Decided. The run is being told.",
     ReplyOutcome.SUPERSEDED: "Not decided: the case had been decided already.",
     ReplyOutcome.TOO_EARLY: "Not decided: the case is still being routed; try again in a moment.",
@@ -424,6 +426,24 @@ def acknowledge_case(
     except (Conflict, NotFound, InvalidInput) as refused:
         return page("dashboard_case.html", 409, problem=str(refused), role=operator.who)
     return _to_case(escalation_id, "acknowledged")
+
+
+@router.post("/dashboard/cases/{escalation_id}/extend")
+def extend_case(
+    escalation_id: str,
+    operator: DashboardAction,
+    runtime: RuntimeDep,
+    minutes: Annotated[int, Form(ge=1, le=1440)],
+    reason: Annotated[str, Form(max_length=REPLY_LIMIT)] = "",
+) -> Response:
+    """More time before the default: minutes added to the deadline, with who and why."""
+    try:
+        extend_deadline(
+            runtime, escalation_id, minutes=minutes, by=f"dashboard:{operator.who}", reason=reason
+        )
+    except (Conflict, NotFound, InvalidInput) as refused:
+        return page("dashboard_case.html", 409, problem=str(refused), role=operator.who)
+    return _to_case(escalation_id, "extended")
 
 
 @router.post("/dashboard/cases/{escalation_id}/retry")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from html import unescape
 from pathlib import Path
 
@@ -14,7 +14,7 @@ from sqlmodel import Session, select
 
 from api.app import create_app
 from models.settings import Settings
-from models.tables import Decision, Reply
+from models.tables import Decision, Escalation, Reply
 from tests.api.conftest import REPO
 from tests.api.console_seed import copies, engine_of, raise_case, route
 
@@ -227,3 +227,25 @@ def test_insights_and_metrics_tell_how_decisions_go(console: TestClient) -> None
     )
     assert 'escalate_default_applied_ratio{tier="high"} 0.0' in text
     assert 'escalate_stage_latency_seconds_count{stage="decide"} 1.0' in text
+
+
+def test_extending_the_deadline_moves_the_countdown_and_says_who_and_why(
+    console: TestClient,
+) -> None:
+    case = raise_case(console, severity="high", packet_id="ext")
+    route(console, case, next_action_at=datetime.now(UTC) + timedelta(minutes=10))
+    before = re.findall(r'<div class="due">([^<]+)</div>', console.get("/dashboard").text)
+    done = console.post(
+        f"/dashboard/cases/{case}/extend", data={"minutes": "60", "reason": "vendor at 9"},
+        follow_redirects=False,
+    )  # fmt: skip
+    assert done.headers["location"] == f"/dashboard/cases/{case}?result=extended"
+    page = console.get(done.headers["location"]).text
+    assert "deadline extended by 1 h, by dashboard:operator/ana: vendor at 9" in page
+    after = re.findall(r'<div class="due">([^<]+)</div>', console.get("/dashboard").text)
+    assert (before != after and after[0].endswith("h 59 min")) or "1 h" in after[0]
+    with Session(engine_of(console)) as session:
+        row = session.get(Escalation, case)
+        assert row is not None and row.extended_seconds == 3600
+    refused = console.post(f"/dashboard/cases/{case}/extend", data={"minutes": "60"})
+    assert refused.status_code == 409 and "say why" in refused.text
