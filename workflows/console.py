@@ -150,9 +150,14 @@ def _said(kind: str, detail: Mapping[str, Any]) -> str:
             f"{_minutes(detail.get('timeout_seconds'))}"
         )
     if kind == "delivery_attempt":
-        verb = {"notify": "notified", "follow_up": "followed up with", "wake": "woke"}.get(
-            str(detail.get("purpose")), f"sent {detail.get('purpose')} to"
-        )
+        verb = {
+            "notify": "notified",
+            "follow_up": "followed up with",
+            "wake_task": "woke the run's task",
+            "wake_webhook": "woke the run's webhook",
+            "unblock": "wrote the decision file for",
+            "command_file": "wrote the command file for",
+        }.get(str(detail.get("purpose")), f"sent {detail.get('purpose')} to")
         sentence = f"{verb} {detail.get('channel')} — {detail.get('outcome')}"
         if detail.get("error"):
             sentence += f": {detail['error']}"

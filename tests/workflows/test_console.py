@@ -126,6 +126,10 @@ def test_the_timeline_reads_as_sentences() -> None:
     assert timeline_sentence(at, "timeout_default", {"action": "abort", "after_seconds": 900}) == (
         "07:12 nobody answered in 15 min: the default abort applied"
     )
+    woke = {"purpose": "wake_webhook", "channel": "https://run.example/hook", "outcome": "failed"}
+    assert timeline_sentence(at, "delivery_attempt", {**woke, "error": "HTTP 502"}) == (
+        "07:12 woke the run's webhook https://run.example/hook — failed: HTTP 502"
+    )
     assert timeline_sentence(at, "something_new", {}) == "07:12 something new"
 
 
