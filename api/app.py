@@ -22,6 +22,7 @@ from api.routes import (
     health,
     inbound,
     links,
+    metrics,
     pipelines,
     tasks,
     wakes,
@@ -66,7 +67,7 @@ def create_app(settings: Settings, *, migrate: bool = True) -> FastAPI:
     app.add_exception_handler(SignInRequired, _to_sign_in)
     app.add_exception_handler(NotSignedIn, _not_signed_in)
 
-    for face in (health, escalations, wakes, tasks, pipelines, inbound, links, dashboard):
+    for face in (health, metrics, escalations, wakes, tasks, pipelines, inbound, links, dashboard):
         app.include_router(face.router)
     if settings.apprise_config is None:  # only then: the embedded demo's local channel
         app.include_router(dev.router)

@@ -86,6 +86,10 @@ def same_site(request: Request, runtime: RuntimeDep) -> bool:
     """The request names this site as its origin, or names none (SameSite=Strict already
     keeps the cookie off other sites' requests; this refuses them a second time)."""
     origin = request.headers.get("origin")
+    if origin == "null":
+        # Our pages' Referrer-Policy: no-referrer makes Chromium send "Origin: null" on a
+        # form post; the browser's own Sec-Fetch-Site (no page can set it) then says whose.
+        return request.headers.get("sec-fetch-site") == "same-origin"
     ours = {str(request.base_url).rstrip("/"), _origin(runtime.settings.resolved_public_url)}
     return not origin or origin in ours
 

@@ -14,8 +14,8 @@ TEMPLATES = Environment(
     autoescape=select_autoescape(["html"]),
 )
 
-# The pages run no script and load nothing: their only style is inline (no user value is
-# ever inside a <style>), forms post back to this site, and no other site may frame them.
+# The answer links' pages run no script and load nothing: their only style is inline (no
+# user value is ever inside a <style>), forms post back to this site, no site may frame them.
 # Answer links are credentials: no Referer carries one away, no cache keeps a page of one.
 PAGE_HEADERS = {
     "Content-Security-Policy": (
@@ -28,6 +28,15 @@ PAGE_HEADERS = {
     "Cache-Control": "no-store",
 }
 PAGE_PREFIXES = ("/dashboard", "/a/")
+# The console runs one script of its own, from this origin only (no inline script, no CDN):
+# it polls the queue fragment (api/static/console.js). The answer links' pages run none.
+CONSOLE_HEADERS = {
+    **PAGE_HEADERS,
+    "Content-Security-Policy": (
+        "default-src 'none'; script-src 'self'; connect-src 'self'; "
+        "style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+    ),
+}
 
 
 def page(template: str, status: int = 200, **values: object) -> HTMLResponse:
@@ -46,13 +55,15 @@ class PageHeaders:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        is_page = str(scope.get("path", "")).startswith(PAGE_PREFIXES)
+        path = str(scope.get("path", ""))
+        headers_for = CONSOLE_HEADERS if path.startswith("/dashboard") else PAGE_HEADERS
+        is_page = path.startswith(PAGE_PREFIXES)
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
                 headers = MutableHeaders(scope=message)
                 if is_page:
-                    headers.update(PAGE_HEADERS)
+                    headers.update(headers_for)
                 headers.setdefault("X-Content-Type-Options", "nosniff")
             await send(message)
 

@@ -92,6 +92,7 @@ def case_of(row: Escalation) -> Case:
         pipeline=row.pipeline or {},
         created_at=as_utc(row.created_at),
         routed_at=as_utc(row.routed_at),
+        extended=timedelta(seconds=row.extended_seconds or 0),
     )
 
 

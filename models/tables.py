@@ -86,6 +86,8 @@ class Escalation(SQLModel, table=True):
     resumed_via: str | None = Field(default=None, max_length=40)
     ack_due_at: datetime | None = _when(index=True)
     wake_redeliveries: int = 0
+    # Seconds operators added to the timeout (workflows/extensions.py), on top of the tier's.
+    extended_seconds: int = 0
 
 
 class Event(SQLModel, table=True):

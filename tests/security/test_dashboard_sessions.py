@@ -166,3 +166,22 @@ def test_a_token_demoted_to_agent_ends_its_sessions(settings: Settings) -> None:
     with TestClient(create_app(demoted)) as second:
         second.cookies.set(COOKIE, cookie)
         assert second.get("/dashboard", follow_redirects=False).status_code == 303
+
+
+def test_an_opaque_origin_counts_only_when_the_browser_says_same_origin(
+    client: TestClient, settings: Settings
+) -> None:
+    # Given a signed-in operator, and pages sent with Referrer-Policy: no-referrer, which
+    # makes Chromium send "Origin: null" on the dashboard's own form posts
+    sign_in(client)
+    # When a page of another site posts with an opaque origin / Then it is refused
+    for fetch_site in ("cross-site", "same-site", None):
+        headers = {"Origin": "null", **({"Sec-Fetch-Site": fetch_site} if fetch_site else {})}
+        forged = client.post("/dashboard/logout", headers=headers, follow_redirects=False)
+        assert forged.status_code == 403, fetch_site
+    assert client.get("/dashboard", follow_redirects=False).status_code == 200
+    # And the dashboard's own sign-out button works
+    own = {"Origin": "null", "Sec-Fetch-Site": "same-origin"}
+    assert client.post("/dashboard/logout", headers=own, follow_redirects=False).status_code == 303
+    [(revoked,)] = rows(settings, "SELECT revoked_at FROM dashboard_sessions")
+    assert revoked is not None

@@ -40,8 +40,12 @@ def assert_page_headers(response: httpx.Response) -> None:
     csp = response.headers.get("content-security-policy", "")
     directives = {part.strip().split(" ", 1)[0]: part.strip() for part in csp.split(";") if part}
     assert directives.get("frame-ancestors") == "frame-ancestors 'none'", where
-    assert directives.get("default-src") == "default-src 'none'", where  # no script at all
-    assert "script-src" not in directives, where
+    assert directives.get("default-src") == "default-src 'none'", where
+    if response.request.url.path.startswith("/dashboard"):  # the console's own script only
+        assert directives.get("script-src") == "script-src 'self'", where
+        assert directives.get("connect-src") == "connect-src 'self'", where
+    else:  # an answer link's page: no script at all
+        assert "script-src" not in directives, where
     assert response.headers.get("x-content-type-options") == "nosniff", where
     assert response.headers.get("referrer-policy") == "no-referrer", where
     assert response.headers.get("cache-control") == "no-store", where
