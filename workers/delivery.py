@@ -15,7 +15,7 @@ from models.db import transaction
 from models.store import add_event, case_of
 from models.tables import Delivery, Escalation
 from workers import channels
-from workers.answering import answer_links, reply_token
+from workers.answering import answer_links, case_token
 from workers.inbound.ntfy import MAX_ACTIONS
 from workers.inbound.ntfy import answer_actions as answer_actions_header
 from workers.intake import accept
@@ -179,10 +179,11 @@ def _ntfy_buttons(runtime: Runtime, delivery: Delivery) -> dict[str, str]:
     with transaction(runtime.engine) as session:
         row = session.get(Escalation, delivery.escalation_id)
         labels = [option["label"] for option in (row.options if row else [])][:MAX_ACTIONS]
+        pipeline = row.pipeline if row else None
     if not labels:
         return {}
     inbound = f"{runtime.settings.resolved_public_url}/v1/inbound/ntfy"
-    token = reply_token(runtime.answer_key, delivery.escalation_id)
+    token = case_token(runtime.answer_key, delivery.escalation_id, pipeline)
     return {"actions": answer_actions_header([(label, inbound) for label in labels], token=token)}
 
 
@@ -191,11 +192,13 @@ def _personalised(runtime: Runtime, delivery: Delivery, tag: str) -> str:
     with transaction(runtime.engine) as session:
         row = session.get(Escalation, delivery.escalation_id)
         labels = [option["label"] for option in (row.options if row else [])]
+        pipeline = row.pipeline if row else None
     key = runtime.answer_key
     links = answer_links(
         key, runtime.settings.resolved_public_url, delivery.escalation_id, labels, via=tag
     )
-    return fill_markers(delivery.body, token=reply_token(key, delivery.escalation_id), links=links)
+    token = case_token(key, delivery.escalation_id, pipeline)
+    return fill_markers(delivery.body, token=token, links=links)
 
 
 def deliver_one(app: Any, runtime: Runtime, delivery_id: int) -> None:

@@ -22,8 +22,18 @@ __all__ = ["unblock", "write_atomically", "write_command_file"]
 def write_command_file(
     path: Path, record: Mapping[str, Any], *, roots: Sequence[Path] = ()
 ) -> None:
-    """The orchestrator's command (SPEC §6), whole or not at all."""
+    """The orchestrator's command (SPEC §6), whole or not at all, then its sentinel
+    `<stem>.done` (lullabeast's escalation_output.done): a poller that sees the sentinel
+    finds the whole command already there."""
     write_atomically(path, json.dumps(record, indent=2, sort_keys=True) + "\n", roots=roots)
+    write_atomically(sentinel_of(path), "", roots=roots)
+
+
+def sentinel_of(path: Path) -> Path:
+    """escalation_output.json -> escalation_output.done; cmd -> cmd.done."""
+    return (
+        path.with_suffix(".done") if path.suffix == ".json" else path.with_name(path.name + ".done")
+    )
 
 
 def _append_once(path: Path, line: str, escalation_id: str, roots: Sequence[Path]) -> None:

@@ -103,7 +103,7 @@ def test_a_pipeline_card_leads_with_the_recommended_command_and_says_the_caps(
     # The destructive one carries its warning on the card and on its confirm page
     warning = "Last resort — the same failure can recur if the underlying problem isn&#39;t"
     warning += " addressed."
-    assert f"NUCLEAR_RESET: Restart the phase from scratch. {warning}" in html
+    assert f"NUCLEAR_RESET: (Nuclear Reset) Wipe and re-plan. {warning}" in html
     nuclear = html_unescape(re.findall(ANSWER_LINK, html)[2][0])
     assert warning in api_client.get(nuclear).text
 
