@@ -44,7 +44,7 @@ def check(
 
 def _mount_subcommands() -> None:
     """Add every command but `check`, in the order `escalate --help` lists them."""
-    from api import cases_cli, raise_cli, service_cli, wait_cli
+    from api import cases_cli, login_cli, raise_cli, service_cli, wait_cli
     from api.design_cli import design_app
     from api.parse_reply_cli import register
     from api.pipeline_cli import register as register_pipelines
@@ -53,6 +53,7 @@ def _mount_subcommands() -> None:
     app.command()(service_cli.serve)
     app.command()(service_cli.migrate)
     app.command("raise")(raise_cli.raise_)
+    app.command()(login_cli.login)
     app.command()(cases_cli.reply)
     app.command("list")(cases_cli.list_)
     app.command()(cases_cli.show)

@@ -234,18 +234,11 @@ def _file(request: Request, design: Design, *, run: str, path: Path) -> str | No
 
 
 def escalations_client() -> Escalations:
-    """A client for ESCALATE_URL with ESCALATE_TOKEN, else the local server's agent token."""
-    from api.auth import load_tokens
-    from api.client import Escalations
-    from models.settings import Settings
+    """The service as every command finds it (api/cli_common.py), with the agent's token
+    locally: filing needs the agent role (admin may do anything); operators may not."""
+    from api.cli_common import make_client
 
-    settings = Settings()
-    url = os.environ.get("ESCALATE_URL") or f"http://{settings.host}:{settings.port}"
-    token = os.environ.get("ESCALATE_TOKEN")
-    if not token:  # filing needs the agent role (admin may do anything); operators may not
-        by_role = {role: value for value, role in load_tokens(settings).items()}
-        token = next((by_role[r] for r in ("agent", "admin") if r in by_role), "")
-    return Escalations(url, token)
+    return make_client(("agent", "admin"))
 
 
 def _write(path: Path, data: dict[str, Any]) -> None:

@@ -108,7 +108,8 @@ def _send_webhook(_app: Any, runtime: Runtime, delivery: Delivery) -> channels.S
 def _outside_files_root(runtime: Runtime, delivery: Delivery) -> channels.SendOutcome | None:
     """Checked again at write time: a folder swapped for a link since intake is refused."""
     written = {"target": delivery.target} | {
-        key: delivery.payload.get(key) for key in ("decision_file", "decisions_log")
+        key: delivery.payload.get(key)
+        for key in ("decision_file", "decisions_log", "plan_file", "named_file")
     }
     outside = refused_paths(written, runtime.settings.file_roots, prefix="")
     return channels.SendOutcome(channels.FAILED, outside[0][:500]) if outside else None

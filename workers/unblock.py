@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from workers.local_files import open_for_append, read_bytes, remove, write_atomically
-from workflows.blocked_file import is_logged, names_case
+from workflows.blocked_file import is_logged, names_case, with_plan_entry
 
 __all__ = ["unblock", "write_atomically", "write_command_file"]
 
@@ -46,8 +46,43 @@ def _append_once(path: Path, line: str, escalation_id: str, roots: Sequence[Path
             log.write(("\n" if text and not text.endswith("\n") else "") + line + "\n")
 
 
+def _append_entry(path: Path, entry: str, escalation_id: str, roots: Sequence[Path]) -> None:
+    """Append the case's decision under the file's Decisions heading, once."""
+    with open_for_append(path, roots) as plan:
+        fcntl.flock(plan, fcntl.LOCK_EX)
+        plan.seek(0)
+        addition = with_plan_entry(plan.read(), entry, escalation_id)
+        if addition is not None:
+            plan.write(addition)
+
+
+def _exists(path: Path, roots: Sequence[Path]) -> bool:
+    try:
+        read_bytes(path, roots)
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def _tell_the_next_iteration(
+    payload: Mapping[str, Any], escalation_id: str, roots: Sequence[Path]
+) -> None:
+    """The decision where the loop's prompt reads it: IMPLEMENTATION_PLAN.md when the repo
+    has one, and the file named by --decision-file (made when missing)."""
+    entry = payload.get("plan_entry")
+    if not isinstance(entry, str):
+        return
+    plan = payload.get("plan_file")
+    if isinstance(plan, str) and _exists(Path(plan), roots):
+        _append_entry(Path(plan), entry, escalation_id, roots)
+    named = payload.get("named_file")
+    if isinstance(named, str) and named:
+        _append_entry(Path(named), entry, escalation_id, roots)
+
+
 def unblock(payload: Mapping[str, Any], roots: Sequence[Path] = ()) -> str | None:
-    """Write DECISION.md, log once, remove the case's BLOCKED.md; None, or why it stayed."""
+    """Write DECISION.md (and the plan's Decisions entry), log once, remove the case's
+    BLOCKED.md; None, or why it stayed."""
     escalation_id = str(payload["escalation_id"])
     blocked = Path(payload["blocked_file"])
     try:
@@ -60,6 +95,7 @@ def unblock(payload: Mapping[str, Any], roots: Sequence[Path] = ()) -> str | Non
     # Order matters: removing BLOCKED.md is the unblock signal, so the decision is on disk first.
     if ours:
         write_atomically(Path(payload["decision_file"]), str(payload["decision_md"]), roots=roots)
+        _tell_the_next_iteration(payload, escalation_id, roots)
     _append_once(Path(payload["decisions_log"]), str(payload["log_line"]), escalation_id, roots)
     if not ours:
         return f"{blocked} is not this case's BLOCKED.md; left it and DECISION.md in place"

@@ -13,8 +13,9 @@ from workflows.packet_checks import CheckResult, check_packet
 FINGERPRINT_KINDS = {"none": None, "git": "path", "file": "path", "http": "url"}
 REQUEST_KEYS = {"packet", "snapshot", "options", "wake", "owner"}
 SNAPSHOT_TEXT = ("verified", "proof", "checked_at")
-WAKE_KEYS = {"task", "webhook", "fallback_file", "blocked_file", "command_file"}
-LOCAL_FILES = ("blocked_file", "command_file")  # written by the service on its own disk
+WAKE_KEYS = {"task", "webhook", "fallback_file", "blocked_file", "command_file", "decision_file"}
+# Written by the service on its own disk (decision_file: a shell loop's --decision-file).
+LOCAL_FILES = ("blocked_file", "command_file", "decision_file")
 
 
 @dataclass(frozen=True)
