@@ -22,7 +22,7 @@ from workers.intake import accept
 from workers.local_files import refused_paths, write_atomically
 from workers.runtime import Runtime
 from workers.stage_runs import nudge
-from workers.unblock import unblock, write_command_file
+from workers.unblock import settle_request_file, unblock, write_command_file
 from workers.wake_acks import resumed_by_delivery
 from workers.wakeups import post_webhook, send_wake_task
 from workflows.blocked_file import render_blocked
@@ -131,7 +131,22 @@ def _write_file(app: Any, runtime: Runtime, delivery: Delivery) -> channels.Send
         return refused
     if delivery.purpose == Purpose.COMMAND_FILE:
         return _write_command_file(app, runtime, delivery)
+    if delivery.purpose == Purpose.REQUEST_FILE:
+        return _settle_request_file(runtime, delivery)
     return _unblock(app, runtime, delivery)
+
+
+def _settle_request_file(runtime: Runtime, delivery: Delivery) -> channels.SendOutcome:
+    """A JobClaw request file follows its case: resolved with the decision, or expired."""
+    try:
+        left = settle_request_file(
+            Path(delivery.target), delivery.payload, roots=runtime.settings.file_roots
+        )
+    except (OSError, KeyError, ValueError) as exc:
+        return channels.SendOutcome(channels.FAILED, f"{type(exc).__name__}: {exc}"[:500])
+    if left is not None:
+        log.warning("request file for %s: %s", delivery.escalation_id, left)
+    return channels.SendOutcome(channels.SENT)
 
 
 def _unblock(_app: Any, runtime: Runtime, delivery: Delivery) -> channels.SendOutcome:

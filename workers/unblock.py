@@ -101,3 +101,36 @@ def unblock(payload: Mapping[str, Any], roots: Sequence[Path] = ()) -> str | Non
         return f"{blocked} is not this case's BLOCKED.md; left it and DECISION.md in place"
     remove(blocked, roots)
     return None
+
+
+def settle_request_file(
+    path: Path, payload: Mapping[str, Any], roots: Sequence[Path] = ()
+) -> str | None:
+    """Bring a JobClaw request file in line with its closed case, under the lock `escalate
+    request parse` takes, replaced whole; None, or why the file was left as it was."""
+    import os
+    from datetime import datetime
+
+    from workflows.errors import RequestInvalid
+    from workflows.request_parsing import parse_request
+    from workflows.requests import settle_from_case
+
+    for _ in range(10):
+        if not _exists(path, roots):
+            return f"{path} is gone; nothing to settle"
+        with open_for_append(path, roots) as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            # A writer replaces the file whole: a lock on the old one guards nothing.
+            if os.fstat(handle.fileno()).st_ino != os.stat(path).st_ino:
+                continue
+            try:
+                request = parse_request(json.loads(read_bytes(path, roots)))
+            except (RequestInvalid, ValueError) as exc:
+                return f"{path} is not a request file this service can read: {exc}"
+            now = datetime.fromisoformat(str(payload["closed_at"]))
+            settled = settle_from_case(request, payload, now=now)
+            if settled is not None:
+                text = json.dumps(settled.to_dict(), indent=2, ensure_ascii=False) + "\n"
+                write_atomically(path, text, roots=roots)
+            return None
+    return f"{path} kept changing; left as it was"

@@ -149,6 +149,15 @@ def _wake_ups(case: Case, close: Mapping[str, Any], *, now: datetime) -> list[Ou
             ),
         }
         outbound.append(Outbound(Purpose.UNBLOCK, Via.FILE, blocked, payload=unblock))
+    if isinstance(case.wake.get("request_file"), str):  # a JobClaw request file (§7)
+        outbound.append(
+            Outbound(
+                Purpose.REQUEST_FILE,
+                Via.FILE,
+                case.wake["request_file"],
+                payload={**payload, "closed_at": now.isoformat()},
+            )
+        )
     if isinstance(case.wake.get("command_file"), str):  # a pipeline's orchestrator (§6)
         record = command_record(case.id, case.pipeline, close, closed_at=now.isoformat())
         outbound.append(
