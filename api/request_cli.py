@@ -104,6 +104,13 @@ def compose_command(
         str | None,
         typer.Option(help="The caller's own 12-hex request id (default: a generated one)."),
     ] = None,
+    configured: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Something the policy's 'if X is configured' asks about, e.g. 'MFA backup' "
+            "(repeat)."
+        ),
+    ] = None,
 ) -> None:
     """Decide needs-human from the design; when true, write requests/<request_id>.json and
     file it."""
@@ -145,10 +152,11 @@ def compose_command(
             timeout_minutes=timeout_minutes,
             timeout_action=timeout_action,
             context_refs=context_ref or (),
+            configured=configured or (),
         )
     except RequestInvalid as exc:
         raise _fail(exc.problems) from None
-    answer: dict[str, Any] = composed.verdict.to_dict()
+    answer: dict[str, Any] = composed.answer()
     if composed.request is None:
         typer.echo(json.dumps(answer, indent=2, ensure_ascii=False))
         raise typer.Exit(EXIT_NOT_DONE)

@@ -82,6 +82,13 @@ def test_given_a_routine_situation_when_composed_then_nothing_written_and_why(
         "needs_human": False,
         "reason": "spend_usd is 20, cost_risk escalates at 50",
         "rule": "triggers.cost_risk",
+        # a clause of no known shape is reported, never guessed at (workflows/request_policy.py)
+        "policy": {
+            "decided": False,
+            "clause": None,
+            "reason": "no policy clause applies",
+            "not_applied": ["Spend over $50 needs a human"],
+        },
     }
     assert not (tmp_path / "requests").exists()
 
