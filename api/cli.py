@@ -31,6 +31,14 @@ def check(
         bool, typer.Option("--make-valid", help="Check the built-in valid example.")
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+    write: Annotated[
+        str | None,
+        typer.Option(
+            "--write",
+            metavar="FILE",
+            help="With --make-fixture or --make-valid: also write that example to FILE.",
+        ),
+    ] = None,
 ) -> None:
     """Check an escalation packet (SPEC §1): exit 0 PASS, 1 FAIL, 2 unreadable."""
     # The console script runs api/check_cli.py directly; this entry keeps `escalate --help`
@@ -38,7 +46,9 @@ def check(
     from api.check_cli import run_check
 
     raise typer.Exit(
-        run_check(packet, make_fixture=make_fixture, make_valid=make_valid, as_json=as_json)
+        run_check(
+            packet, make_fixture=make_fixture, make_valid=make_valid, as_json=as_json, write=write
+        )
     )
 
 
