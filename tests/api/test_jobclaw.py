@@ -56,7 +56,7 @@ def settled(job: Path, request_id: str, status: str) -> dict[str, Any]:
     )
 
 
-def test_a_decision_made_on_the_dashboard_side_resolves_the_request_file(
+def test_the_request_file_and_its_escalation_agree_both_ways(
     patient: Server, tmp_path: Path
 ) -> None:
     # Given JobClaw composing a request with its own id and its own imperative labels
@@ -90,13 +90,8 @@ def test_a_decision_made_on_the_dashboard_side_resolves_the_request_file(
     )
     assert decision["matched_by"] == "escalation"
 
-
-def test_a_parsed_reply_decides_the_escalation_too(patient: Server, tmp_path: Path) -> None:
-    # Given a filed request
-    patient.start()
-    job = tmp_path / "jobclaw"
+    # Given a second filed request
     answer = compose(patient, job, "1b2c3d4e5f60")
-    client = patient.client()
     wait_for(client, answer["escalation_id"], "awaiting", "followed_up")
     # When JobClaw parses the human's reply (its HITL relay holds the operator token)
     operator = json.loads((patient.home / "tokens.json").read_text())["operator"]

@@ -158,11 +158,7 @@ def test_from_a_folder_with_no_service_and_no_login_nothing_is_made_up(
     )  # fmt: skip
     assert again.returncode == 0, again.stderr
     assert list(elsewhere.iterdir()) == []
-
-
-def test_login_refuses_a_token_the_service_does_not_know(patient: Server, tmp_path: Path) -> None:
-    patient.start()
-    env = shell_without_service(tmp_path, patient)
+    # And login refuses a token the service does not know, saving nothing
     refused = subprocess.run(
         [ESCALATE, "login", "--url", patient.url, "--token", "not-a-token"],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=30,

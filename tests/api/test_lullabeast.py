@@ -165,19 +165,13 @@ def test_a_lullabeast_folder_escalates_and_the_reply_lands_as_its_command_files(
     assert (art / "escalation_output.done").read_text() == ""
     assert not list(art.glob(".escalation_output*"))  # no temporary file left beside them
 
-
-def test_phase_state_json_alone_escalates_with_the_case_code(
-    patient: Server, sink: HttpSink, tmp_path: Path
-) -> None:
-    # Given only phase_state.json, with no token in it
-    patient.start()
-    art = tmp_path / "bare"
-    art.mkdir()
+    # And a folder with only phase_state.json (no token, no phase) still escalates, saying so
+    bare = tmp_path / "bare"
+    bare.mkdir()
     write_like_the_orchestrator(
-        art, "phase_state.json", {"escalation_resets": 0, "escalation_trigger_reason": "gate"}
+        bare, "phase_state.json", {"escalation_resets": 0, "escalation_trigger_reason": "gate"}
     )
-    # When it escalates, then a case is filed (never silence) and says what it lacked
-    case = raise_from_elsewhere(patient, art, tmp_path / "elsewhere")
-    assert case["created"] and case["phase"] == "unknown"
-    assert any("counted as 'unknown'" in note for note in case["notes"])
-    sink.wait_for(lambda got: any(case["id"] in str(r.body) for r in got))
+    alone = raise_from_elsewhere(patient, bare, tmp_path / "elsewhere")
+    assert alone["created"] and alone["phase"] == "unknown"
+    assert any("counted as 'unknown'" in note for note in alone["notes"])
+    sink.wait_for(lambda got: any(alone["id"] in str(r.body) for r in got))
