@@ -79,7 +79,13 @@ def write_blocked(
 def unblock_locally(client: Escalations, case: dict[str, Any], blocked: Path) -> str | None:
     """Do on this disk what the service does on close: DECISION.md, decisions.log, unblock."""
     from workers.unblock import unblock
-    from workflows.blocked_file import decision_log_line, render_decision, unblock_paths
+    from workflows.blocked_file import (
+        decision_log_line,
+        plan_path,
+        render_decision,
+        render_plan_entry,
+        unblock_paths,
+    )
 
     history = call(lambda: client.events(case["id"]))
     closes = [e["detail"] for e in history["events"] if e["kind"] == "closed"]
@@ -87,6 +93,7 @@ def unblock_locally(client: Escalations, case: dict[str, Any], blocked: Path) ->
         return f"case {case['id']} has no close entry; {blocked} left in place"
     close, at = closes[-1], str(case.get("closed_at") or "")
     decision_file, decisions_log = unblock_paths(str(blocked))
+    named = (case.get("wake") or {}).get("decision_file")
     return unblock(
         {
             "escalation_id": case["id"],
@@ -102,6 +109,14 @@ def unblock_locally(client: Escalations, case: dict[str, Any], blocked: Path) ->
                 closed_at=at,
             ),
             "log_line": decision_log_line(close, escalation_id=case["id"], closed_at=at),
+            "plan_file": plan_path(str(blocked)),
+            "plan_entry": render_plan_entry(
+                close,
+                escalation_id=case["id"],
+                question=str(case.get("question") or ""),
+                closed_at=at,
+            ),
+            **({"named_file": named} if isinstance(named, str) else {}),
         }
     )
 

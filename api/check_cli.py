@@ -23,6 +23,7 @@ def run_check(
     make_fixture: bool = False,
     make_valid: bool = False,
     as_json: bool = False,
+    write: str | None = None,
 ) -> int:
     """Print the SPEC §1 report (or JSON) for one packet; return 0 PASS, 1 FAIL, 2 unreadable."""
     from workflows import examples
@@ -42,6 +43,16 @@ def run_check(
         except (OSError, ValueError, RecursionError) as exc:
             print(f"error: cannot read packet: {exc}")
             return EXIT_UNREADABLE
+    if write is not None:
+        if packet is not None:
+            print("error: --write goes with --make-fixture or --make-valid", file=sys.stderr)
+            return EXIT_UNREADABLE
+        try:  # the example as a file to start from: edit it, then `escalate check FILE`
+            Path(write).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+        except OSError as exc:
+            print(f"error: cannot write {write}: {exc.strerror}", file=sys.stderr)
+            return EXIT_UNREADABLE
+        print(f"wrote {write}", file=sys.stderr)
     result = check_packet(data, find_secrets=find_secrets)
     sys.stdout.write(render_json(result) if as_json else render_report(result))
     return EXIT_PASS if result.passed else EXIT_FAIL
@@ -62,10 +73,16 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "--json", dest="as_json", action="store_true", help="Print the result as JSON."
     )
+    parser.add_argument(
+        "--write",
+        metavar="FILE",
+        help="With --make-fixture or --make-valid: also write that example packet to FILE.",
+    )
     args = parser.parse_args(argv)  # usage errors exit 2, like an unreadable packet
     return run_check(
         args.packet,
         make_fixture=args.make_fixture,
         make_valid=args.make_valid,
         as_json=args.as_json,
+        write=args.write,
     )

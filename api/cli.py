@@ -31,6 +31,14 @@ def check(
         bool, typer.Option("--make-valid", help="Check the built-in valid example.")
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+    write: Annotated[
+        str | None,
+        typer.Option(
+            "--write",
+            metavar="FILE",
+            help="With --make-fixture or --make-valid: also write that example to FILE.",
+        ),
+    ] = None,
 ) -> None:
     """Check an escalation packet (SPEC §1): exit 0 PASS, 1 FAIL, 2 unreadable."""
     # The console script runs api/check_cli.py directly; this entry keeps `escalate --help`
@@ -38,13 +46,15 @@ def check(
     from api.check_cli import run_check
 
     raise typer.Exit(
-        run_check(packet, make_fixture=make_fixture, make_valid=make_valid, as_json=as_json)
+        run_check(
+            packet, make_fixture=make_fixture, make_valid=make_valid, as_json=as_json, write=write
+        )
     )
 
 
 def _mount_subcommands() -> None:
     """Add every command but `check`, in the order `escalate --help` lists them."""
-    from api import cases_cli, raise_cli, service_cli, wait_cli
+    from api import cases_cli, login_cli, raise_cli, service_cli, wait_cli
     from api.design_cli import design_app
     from api.parse_reply_cli import register
     from api.pipeline_cli import register as register_pipelines
@@ -53,6 +63,7 @@ def _mount_subcommands() -> None:
     app.command()(service_cli.serve)
     app.command()(service_cli.migrate)
     app.command("raise")(raise_cli.raise_)
+    app.command()(login_cli.login)
     app.command()(cases_cli.reply)
     app.command("list")(cases_cli.list_)
     app.command()(cases_cli.show)

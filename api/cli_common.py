@@ -23,19 +23,31 @@ def load_settings() -> Settings:
     return Settings()
 
 
-def make_client() -> Escalations:
-    """A client for ESCALATE_URL with ESCALATE_TOKEN, or the local server's generated token."""
+def make_client(roles: tuple[str, ...] = ("admin", "operator", "agent")) -> Escalations:
+    """A client for the service, found from any folder: ESCALATE_URL and ESCALATE_TOKEN, else
+    what `escalate login` saved, else the tokens a local service generated in its home. It
+    never generates tokens or a state folder itself; with none found it exits 1 saying how."""
     import os
 
-    from api.auth import load_tokens
     from api.client import Escalations
+    from api.login_cli import local_tokens, saved_login
 
     settings = load_settings()
-    url = os.environ.get("ESCALATE_URL", f"http://{settings.host}:{settings.port}")
-    token = os.environ.get("ESCALATE_TOKEN")
-    if not token:  # on the server's own machine: the strongest configured or generated token
-        by_role = {role: value for value, role in load_tokens(settings).items()}
-        token = next((by_role[r] for r in ("admin", "operator", "agent") if r in by_role), "")
+    saved = saved_login()
+    local_url = f"http://{settings.host}:{settings.port}"
+    url = os.environ.get("ESCALATE_URL") or saved.get("url") or local_url
+    token = os.environ.get("ESCALATE_TOKEN") or ""
+    if not token and saved.get("url") == url:  # a saved token goes only to its own service
+        token = saved.get("token", "")
+    if not token and url == local_url:  # on the server's own machine: the first of `roles`
+        by_role = local_tokens(settings)
+        token = next((by_role[r] for r in roles if r in by_role), "")
+    if not token:
+        raise fail(
+            f"no token for {url}: set ESCALATE_URL and ESCALATE_TOKEN, or run "
+            "`escalate login --url URL --token TOKEN` once (or `escalate login --home "
+            "PATH` on the service's machine)"
+        )
     return Escalations(url, token)
 
 

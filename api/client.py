@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import time
 from collections.abc import Callable, Collection
@@ -117,7 +118,15 @@ class Escalations:
         waiting = _Waiting(timeout, hold)
         while True:
             method, path, options = waiting.request(escalation_id)
-            case: dict[str, Any] = self._call(method, path, **options)
+            try:
+                case: dict[str, Any] = self._call(method, path, **options)
+            except ClientError as exc:
+                # A service restarting (refused connection, 502-504) is waited out, as long
+                # as this wait's own timeout allows: the case is in SQL, not in the server.
+                if exc.status not in RESTARTING or waiting.out_of_time(RECONNECT_PAUSE):
+                    raise
+                time.sleep(RECONNECT_PAUSE)
+                continue
             if waiting.over(case):
                 if case["state"] not in TERMINAL_STATES:
                     return None
@@ -148,6 +157,10 @@ def _body_of(response: httpx.Response) -> Any:
     return body
 
 
+RESTARTING = frozenset({0, 502, 503, 504})  # 0: no connection at all
+RECONNECT_PAUSE = 0.5
+
+
 class _Waiting:
     """One wait's long-poll requests, each held at most `hold` and never past `timeout`."""
 
@@ -161,6 +174,10 @@ class _Waiting:
             left = min(self.hold, max(0.0, self.deadline - time.monotonic()))
         path = f"/v1/escalations/{escalation_id}/wait"
         return "GET", path, {"params": {"hold": left}, "timeout": left + 10}
+
+    def out_of_time(self, pause: float) -> bool:
+        """Whether a pause of `pause` seconds would end past the timeout."""
+        return self.deadline is not None and time.monotonic() + pause >= self.deadline
 
     def over(self, case: dict[str, Any]) -> bool:
         """The case reached an end, or the caller's timeout passed."""
@@ -292,7 +309,13 @@ class AsyncEscalations:
         waiting = _Waiting(timeout, hold)
         while True:
             method, path, options = waiting.request(escalation_id)
-            case: dict[str, Any] = await self._call(method, path, **options)
+            try:
+                case: dict[str, Any] = await self._call(method, path, **options)
+            except ClientError as exc:
+                if exc.status not in RESTARTING or waiting.out_of_time(RECONNECT_PAUSE):
+                    raise
+                await asyncio.sleep(RECONNECT_PAUSE)
+                continue
             if waiting.over(case):
                 if case["state"] not in TERMINAL_STATES:
                     return None

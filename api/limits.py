@@ -59,6 +59,8 @@ TEXT_LIMITS: Mapping[str, int] = {
     "wake.fallback_file": PATH_LIMIT,
     "wake.blocked_file": PATH_LIMIT,
     "wake.command_file": PATH_LIMIT,
+    "wake.decision_file": PATH_LIMIT,
+    "wake.request_file": PATH_LIMIT,
 }
 _POSITION = re.compile(r"\[\d+\]")
 

@@ -51,7 +51,11 @@ def raise_command(
     recipient: Annotated[str | None, typer.Option(help="Who decides.")] = None,
     command_file: Annotated[
         str | None,
-        typer.Option(help="Where the service writes the chosen command as JSON when it closes."),
+        typer.Option(
+            help="Where the service writes the chosen command as JSON when it closes, then "
+            "<name>.done (default: escalation_output.json in the state folder, as lullabeast's "
+            "orchestrator reads it)."
+        ),
     ] = None,
     wait: Annotated[
         bool, typer.Option("--wait", help="Block until a command is chosen, then print it.")

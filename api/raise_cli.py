@@ -120,6 +120,14 @@ def raise_(
             "--blocked-file-path", help="Write BLOCKED.md here instead (implies --blocked-file)."
         ),
     ] = None,
+    decision_file: Annotated[
+        str | None,
+        typer.Option(
+            help="With --blocked-file: also append the decision under a '## Decisions' heading "
+            "here (made when missing), for a loop whose prompt reads another file. "
+            "IMPLEMENTATION_PLAN.md beside BLOCKED.md gets it anyway when it exists.",
+        ),
+    ] = None,
     wait: Annotated[bool, typer.Option("--wait", help="Block until decided.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the response as JSON.")] = False,
 ) -> None:
@@ -195,6 +203,7 @@ def raise_(
             ("task", wake_task),
             ("webhook", wake_webhook),
             ("blocked_file", blocked and str(blocked)),
+            ("decision_file", blocked and decision_file and os.path.abspath(decision_file)),
         )
         if v
     }

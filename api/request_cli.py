@@ -77,7 +77,8 @@ def compose_command(
     prompt: Annotated[
         str | None,
         typer.Option(
-            help="The question, at most 120 characters (default: the situation's first sentence)."
+            help="The question, at most 120 characters (default: the situation's first "
+            "sentence asked as the choice, e.g. '<sentence>: Solve captcha or Skip job?')."
         ),
     ] = None,
     timeout_minutes: Annotated[
@@ -99,18 +100,37 @@ def compose_command(
     design: Annotated[
         Path | None, typer.Option(help="Design record (default: ESCALATE_DESIGN).")
     ] = None,
+    request_id: Annotated[
+        str | None,
+        typer.Option(help="The caller's own 12-hex request id (default: a generated one)."),
+    ] = None,
+    configured: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Something the policy's 'if X is configured' asks about, e.g. 'MFA backup' "
+            "(repeat)."
+        ),
+    ] = None,
 ) -> None:
-    """Decide needs-human from the design; when true, write requests/<id>.json and file it."""
+    """Decide needs-human from the design; when true, write requests/<request_id>.json and
+    file it."""
     import secrets
     from datetime import UTC, datetime
 
     from workflows.errors import RequestInvalid
+    from workflows.request_schema import REQUEST_ID
     from workflows.requests import compose, situation_from_inputs
 
     the_design = _design(design)
-    request_id = secrets.token_hex(6)
-    while (directory / f"{request_id}.json").exists():
+    if request_id is not None:
+        if not REQUEST_ID.fullmatch(request_id):  # also keeps the path inside --dir
+            raise _fail([f"--request-id: {request_id!r} is not 12 lowercase hex characters"])
+        if (directory / f"{request_id}.json").exists():
+            raise _fail([f"--request-id: {directory / request_id}.json exists already"])
+    else:
         request_id = secrets.token_hex(6)
+        while (directory / f"{request_id}.json").exists():
+            request_id = secrets.token_hex(6)
     try:
         facts = situation_from_inputs(
             situation,
@@ -132,10 +152,11 @@ def compose_command(
             timeout_minutes=timeout_minutes,
             timeout_action=timeout_action,
             context_refs=context_ref or (),
+            configured=configured or (),
         )
     except RequestInvalid as exc:
         raise _fail(exc.problems) from None
-    answer: dict[str, Any] = composed.verdict.to_dict()
+    answer: dict[str, Any] = composed.answer()
     if composed.request is None:
         typer.echo(json.dumps(answer, indent=2, ensure_ascii=False))
         raise typer.Exit(EXIT_NOT_DONE)
@@ -196,36 +217,62 @@ def parse_command(
         raise _fail([f"no request {request_id} in {directory}"]) from None
     except OSError as exc:
         raise _fail([f"cannot read or write {path}: {exc.strerror or exc}"]) from None
-    typer.echo(json.dumps(resolution.to_dict(), indent=2, ensure_ascii=False))
+    answer = resolution.to_dict()
+    escalation_id = resolution.request.escalation_id
+    if resolution.decided and escalation_id:
+        answer["escalation"] = _decide_case(escalation_id, resolution.request, reply)
+    typer.echo(json.dumps(answer, indent=2, ensure_ascii=False))
     if not resolution.decided:
         typer.echo(resolution.note, err=True)
     raise typer.Exit(EXIT_DONE if resolution.decided else EXIT_NOT_DONE)
 
 
+def _decide_case(escalation_id: str, request: Request, reply: str) -> dict[str, Any]:
+    """The file's decision made on its escalation too, so the run and the service agree;
+    what the service said, or why it could not be told (the file stays resolved)."""
+    from api.cli_common import make_client
+    from api.client import ClientError
+
+    option = str((request.decision or {}).get("option"))
+    try:
+        with make_client(("operator", "admin")) as client:
+            answered = client.reply(escalation_id, option=option, sender="request parse")
+    except (ClientError, typer.Exit) as exc:  # Exit: no service or token found (said why)
+        typer.echo(f"warning: escalation {escalation_id} not told: {exc}", err=True)
+        return {"id": escalation_id, "outcome": None, "error": str(exc) or "no service found"}
+    return {"id": escalation_id, "outcome": answered.get("outcome")}
+
+
 def _file(request: Request, design: Design, *, run: str, path: Path) -> str | None:
     """File the request as an escalation and record its id in the file; None when that failed."""
+    from dataclasses import replace
+
     from api.client import ClientError
+    from workflows.errors import RequestInvalid
+    from workflows.request_parsing import parse_request
     from workflows.requests import packet_for
 
     packet = packet_for(request, design, run_id=run, request_path=str(path))
     options = [{"label": o.label, "value": o.value} for o in request.options]
+    # The case settles the file when it closes anywhere (dashboard, channel, timeout).
+    wake = {"request_file": str(path.resolve())}
     try:
         client = escalations_client()
         try:
-            result = client.raise_(packet, options=options)
+            result = client.raise_(packet, options=options, wake=wake)
         finally:
             client.close()
         escalation_id = str(result["id"])
         with _locked(path):
-            data = json.loads(path.read_text(encoding="utf-8"))
-            _write(path, {**data, "escalation_id": escalation_id})
+            current = parse_request(json.loads(path.read_text(encoding="utf-8")))
+            _write(path, replace(current, escalation_id=escalation_id).to_dict())
     except ClientError as exc:
         detail = exc.detail
         lines = detail.get("errors") if isinstance(detail, dict) else None
         why = "; ".join(str(line) for line in lines) if lines else str(exc)
         typer.echo(f"error: {path} written but not filed: {why}", err=True)
         return None
-    except (OSError, ValueError, KeyError) as exc:
+    except (OSError, ValueError, KeyError, RequestInvalid) as exc:
         typer.echo(f"error: {path} written but not filed: {exc}", err=True)
         return None
     for warning in result.get("warnings", []):
@@ -234,18 +281,11 @@ def _file(request: Request, design: Design, *, run: str, path: Path) -> str | No
 
 
 def escalations_client() -> Escalations:
-    """A client for ESCALATE_URL with ESCALATE_TOKEN, else the local server's agent token."""
-    from api.auth import load_tokens
-    from api.client import Escalations
-    from models.settings import Settings
+    """The service as every command finds it (api/cli_common.py), with the agent's token
+    locally: filing needs the agent role (admin may do anything); operators may not."""
+    from api.cli_common import make_client
 
-    settings = Settings()
-    url = os.environ.get("ESCALATE_URL") or f"http://{settings.host}:{settings.port}"
-    token = os.environ.get("ESCALATE_TOKEN")
-    if not token:  # filing needs the agent role (admin may do anything); operators may not
-        by_role = {role: value for value, role in load_tokens(settings).items()}
-        token = next((by_role[r] for r in ("agent", "admin") if r in by_role), "")
-    return Escalations(url, token)
+    return make_client(("agent", "admin"))
 
 
 def _write(path: Path, data: dict[str, Any]) -> None:

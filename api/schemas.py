@@ -305,7 +305,9 @@ class PipelineEscalationCreate(BaseModel):
     command_file: str | None = Field(
         None,
         max_length=PATH_LIMIT,
-        description="Absolute path where the chosen command is written as JSON on close.",
+        description="Absolute path where the chosen command is written as JSON on close, then "
+        "its <name>.done sentinel; default: escalation_output.json in the state folder, where "
+        "lullabeast's orchestrator polls.",
     )
     wake: dict[str, Text] | None = Field(None, description="Other wake-ups: {task, webhook}.")
 

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import errno
+import fcntl
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from types import FrameType
 
 from models.settings import Settings
@@ -27,7 +31,8 @@ def commands(settings: Settings) -> dict[str, list[str]]:
     """The child processes and their command lines."""
     python = sys.executable
     home = settings.home.resolve()
-    celery = [python, "-m", "celery", "-A", "workers.celery_app"]
+    # --quiet: no banner, so the first start shows our lines, not the workers' ASCII art
+    celery = [python, "-m", "celery", "-A", "workers.celery_app", "--quiet"]
     quiet = ["--loglevel", "warning"]
     return {
         "api": [
@@ -68,8 +73,82 @@ def child_env(settings: Settings) -> dict[str, str]:
     return env
 
 
-def supervise(settings: Settings, *, announce: Callable[[str], None]) -> int:
-    """Run the children until one exits or we are told to stop; then stop them all."""
+LOCK_FILE = "serve.lock"
+
+
+def claim(settings: Settings) -> int | str:
+    """This home and port for one serve: the lock's descriptor (held until exit, released by
+    the kernel even on kill -9), or why not, naming the serve that has them. Nothing is
+    created until both are free."""
+    from models.state_files import private_folder
+
+    lock = settings.home.resolve() / LOCK_FILE
+    url = f"http://{settings.host}:{settings.port}"
+    fd = _locked(lock) if lock.exists() else None
+    if isinstance(fd, str):
+        return fd
+    with socket.socket() as probe:
+        # As uvicorn binds: a restart must not trip over the last run's TIME_WAIT sockets.
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((settings.host, settings.port))
+        except OSError as exc:
+            if fd is not None:
+                os.close(fd)
+            if exc.errno != errno.EADDRINUSE:
+                return f"cannot listen on {url}: {exc.strerror}"
+            return f"{url} is taken: {_who_answers(url)}; stop it, or set ESCALATE_PORT"
+    if fd is None:
+        private_folder(lock.parent)
+        fd = _locked(lock)
+        if isinstance(fd, str):
+            return fd
+    os.ftruncate(fd, 0)
+    os.write(fd, f"pid {os.getpid()} at {url}\n".encode())
+    return fd
+
+
+def _locked(lock: Path) -> int | str:
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        holder = lock.read_text(encoding="utf-8").strip() or "another serve"
+        os.close(fd)
+        return (
+            f"{lock.parent} is already served: {holder}; stop it first, or use another "
+            "ESCALATE_HOME"
+        )
+    return fd
+
+
+def _who_answers(url: str) -> str:
+    import httpx
+
+    try:
+        health = httpx.get(f"{url}/healthz", timeout=2).json()
+        return f"an escalate serve answers there (design {health['design']})"
+    except (httpx.HTTPError, ValueError, KeyError, TypeError):
+        return "another program listens there"
+
+
+def _answers(url: str) -> bool:
+    import httpx
+
+    try:
+        return httpx.get(f"{url}/healthz", timeout=1).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+def supervise(
+    settings: Settings,
+    *,
+    announce: Callable[[str], None],
+    ready: Callable[[], None] = lambda: None,
+) -> int:
+    """Run the children until one exits or we are told to stop; then stop them all.
+    `ready` runs once, when the API first answers /healthz."""
     env = child_env(settings)
     children = {
         name: subprocess.Popen(argv, env=env, preexec_fn=_die_with_parent)
@@ -84,8 +163,13 @@ def supervise(settings: Settings, *, announce: Callable[[str], None]) -> int:
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
     code = 0
+    url = f"http://{settings.host}:{settings.port}"
+    answered = False
     try:
         while not stopping:
+            if not answered and children["api"].poll() is None and _answers(url):
+                answered = True
+                ready()
             for name, child in children.items():
                 if child.poll() is not None:
                     announce(f"{name} exited with code {child.returncode}; stopping")

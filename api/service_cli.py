@@ -13,7 +13,7 @@ from api.cli_common import fail, load_settings
 def serve() -> None:
     """Run API, worker and beat on the embedded defaults (SQLite in $ESCALATE_HOME)."""
     from api.auth import load_tokens
-    from api.serve import supervise
+    from api.serve import claim, supervise
     from models.design_file import load_design
     from models.migrate import upgrade
     from workflows.errors import DesignError
@@ -23,39 +23,51 @@ def serve() -> None:
         design = load_design(settings.design_path)
     except DesignError as exc:
         raise fail(str(exc)) from None
+    claimed = claim(settings)  # before any banner or token: one serve per home and port
+    if isinstance(claimed, str):
+        raise fail(claimed)
     upgrade(settings)
     tokens = {role: token for token, role in load_tokens(settings).items()}
-    typer.echo(
-        f"agent-escalation on http://{settings.host}:{settings.port}  "
-        f"(state in {settings.home.resolve()})"
-    )
-    typer.echo(
-        f"dashboard: {settings.resolved_public_url}/dashboard (sign in with the operator token)"
-    )
-    typer.echo(f"design: {settings.design_path} ({design.name} v{design.version})")
-    typer.echo(f"database: {settings.resolved_database_url}")
-    typer.echo(f"broker: {settings.resolved_broker_url}")
-    if not settings.api_tokens:
+    typer.echo(f"agent-escalation: starting (state in {settings.home.resolve()}) ...")
+
+    def ready() -> None:
+        """The banner, printed once the API answers: its URL works when it is shown."""
         typer.echo(
-            "tokens (generated, also in tokens.json): "
-            + ", ".join(f"{role}={token}" for role, token in sorted(tokens.items()))
+            f"agent-escalation on http://{settings.host}:{settings.port}  "
+            f"(state in {settings.home.resolve()})"
         )
-    if settings.public_url is None:
         typer.echo(
-            f"warning: ESCALATE_PUBLIC_URL is not set: answer links in notifications "
-            f"point at {settings.resolved_public_url}, which only this machine can open"
+            f"dashboard: {settings.resolved_public_url}/dashboard (sign in with the operator token)"
         )
-    typer.echo(
-        "runs' webhooks and http probes: public addresses"
-        + (f" and {settings.outbound_allow}" if settings.outbound_allow else " only")
-        + " (ESCALATE_OUTBOUND_ALLOW)"
-    )
-    if settings.apprise_config is None:
+        typer.echo(f"design: {settings.design_path} ({design.name} v{design.version})")
+        typer.echo(f"database: {settings.resolved_database_url}")
+        typer.echo(f"broker: {settings.resolved_broker_url}")
+        if not settings.api_tokens:
+            typer.echo(
+                "tokens (generated, also in tokens.json): "
+                + ", ".join(f"{role}={token}" for role, token in sorted(tokens.items()))
+            )
         typer.echo(
-            "channels: none configured (ESCALATE_APPRISE_CONFIG); notifications go to "
-            "the local inbox: run `escalate inbox`"
+            f"from any other folder: escalate login --url {settings.resolved_public_url} "
+            f"--home {settings.home.resolve()}"
         )
-    raise typer.Exit(supervise(settings, announce=typer.echo))
+        if settings.public_url is None:
+            typer.echo(
+                f"warning: ESCALATE_PUBLIC_URL is not set: answer links in notifications "
+                f"point at {settings.resolved_public_url}, which only this machine can open"
+            )
+        typer.echo(
+            "runs' webhooks and http probes: public addresses"
+            + (f" and {settings.outbound_allow}" if settings.outbound_allow else " only")
+            + " (ESCALATE_OUTBOUND_ALLOW)"
+        )
+        if settings.apprise_config is None:
+            typer.echo(
+                "channels: none configured (ESCALATE_APPRISE_CONFIG); notifications go to "
+                "the local inbox: run `escalate inbox`"
+            )
+
+    raise typer.Exit(supervise(settings, announce=typer.echo, ready=ready))
 
 
 def migrate() -> None:

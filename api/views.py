@@ -116,7 +116,8 @@ def _pipeline_view(row: Escalation, decision: Decision | None) -> dict[str, obje
     """A pipeline case's offer and, once decided, the command the orchestrator runs."""
     if not row.pipeline:
         return None
-    return {**row.pipeline, "command": decision.value if decision else None}
+    shown = {k: v for k, v in row.pipeline.items() if k != "reply_token"}  # the code is a key
+    return {**shown, "command": decision.value if decision else None}
 
 
 def event_public(event: Event) -> EventPublic:

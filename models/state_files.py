@@ -77,6 +77,16 @@ def api_tokens(home: Path) -> dict[str, str]:
     return loaded
 
 
+def existing_api_tokens(home: Path) -> dict[str, str]:
+    """The generated tokens by role if the service made them already; never makes any
+    (a command run in the wrong folder must not mint a second set)."""
+    try:
+        loaded: dict[str, str] = json.loads((home / "tokens.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return loaded if isinstance(loaded, dict) else {}
+
+
 def inbox_token(home: Path) -> str:
     """The token the embedded local inbox takes (its apprise URL's password); made on first use."""
     return _create_once(home / "inbox-token", secrets.token_urlsafe(24)).strip()

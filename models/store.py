@@ -71,6 +71,12 @@ def lock_pipeline_phase(
     return session.exec(statement).one()
 
 
+def token_taken(session: Session, digest: str) -> bool:
+    """Whether some case already answers to this reply-code hash."""
+    found = session.exec(select(Escalation.id).where(Escalation.reply_token_hash == digest))
+    return found.first() is not None
+
+
 def lock_escalation(session: Session, escalation_id: str) -> Escalation | None:
     """The case row, locked for this transaction (SQLite: BEGIN IMMEDIATE already holds it)."""
     statement = select(Escalation).where(Escalation.id == escalation_id).with_for_update()

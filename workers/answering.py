@@ -17,6 +17,7 @@ from typing import Any
 from itsdangerous import BadSignature, SignatureExpired, URLSafeTimedSerializer
 
 from workflows.errors import LinkRefused
+from workflows.pipeline_state import REPLY_TOKEN_SHAPE
 
 # Crockford's base32 without I, L, O, U: easy to read out and to type on a phone.
 _ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
@@ -30,6 +31,13 @@ def reply_token(key: str, escalation_id: str) -> str:
     digest = hmac.new(key.encode(), f"reply:{escalation_id}".encode(), hashlib.sha256).digest()
     number = int.from_bytes(digest[:8], "big")
     return "".join(_ALPHABET[(number >> (5 * i)) & 31] for i in range(TOKEN_LENGTH))
+
+
+def case_token(key: str, escalation_id: str, pipeline: Mapping[str, Any] | None) -> str:
+    """The code a reply starts with: a pipeline's own token when it keeps one (lullabeast's
+    escalation_reply_token), else the derived one."""
+    own = (pipeline or {}).get("reply_token")
+    return own if isinstance(own, str) and own else reply_token(key, escalation_id)
 
 
 def token_hash(key: str, token: str) -> str:
@@ -46,6 +54,9 @@ def normalise_token(text: str) -> str:
 
 
 def looks_like_token(word: str) -> bool:
+    """Our 10-character code, or a pipeline's own `<entry>.<hex>` token."""
+    if REPLY_TOKEN_SHAPE.fullmatch(word.strip()):
+        return True
     token = normalise_token(word)
     return len(token) == TOKEN_LENGTH and all(ch in _ALPHABET for ch in token)
 

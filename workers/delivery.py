@@ -16,14 +16,14 @@ from models.db import transaction
 from models.store import add_event, case_of
 from models.tables import Delivery, Escalation
 from workers import channels
-from workers.answering import answer_links, reply_token
+from workers.answering import answer_links, case_token
 from workers.inbound.ntfy import MAX_ACTIONS
 from workers.inbound.ntfy import answer_actions as answer_actions_header
 from workers.intake import accept
 from workers.local_files import refused_paths, write_atomically
 from workers.runtime import Runtime
 from workers.stage_runs import nudge
-from workers.unblock import unblock, write_command_file
+from workers.unblock import settle_request_file, unblock, write_command_file
 from workers.wake_acks import resumed_by_delivery
 from workers.wakeups import post_webhook, send_wake_task
 from workflows.blocked_file import render_blocked
@@ -109,7 +109,8 @@ def _send_webhook(_app: Celery, runtime: Runtime, delivery: Delivery) -> channel
 def _outside_files_root(runtime: Runtime, delivery: Delivery) -> channels.SendOutcome | None:
     """Checked again at write time: a folder swapped for a link since intake is refused."""
     written = {"target": delivery.target} | {
-        key: delivery.payload.get(key) for key in ("decision_file", "decisions_log")
+        key: delivery.payload.get(key)
+        for key in ("decision_file", "decisions_log", "plan_file", "named_file")
     }
     outside = refused_paths(written, runtime.settings.file_roots, prefix="")
     return channels.SendOutcome(channels.FAILED, outside[0][:500]) if outside else None
@@ -131,7 +132,22 @@ def _write_file(app: Celery, runtime: Runtime, delivery: Delivery) -> channels.S
         return refused
     if delivery.purpose == Purpose.COMMAND_FILE:
         return _write_command_file(app, runtime, delivery)
+    if delivery.purpose == Purpose.REQUEST_FILE:
+        return _settle_request_file(runtime, delivery)
     return _unblock(app, runtime, delivery)
+
+
+def _settle_request_file(runtime: Runtime, delivery: Delivery) -> channels.SendOutcome:
+    """A JobClaw request file follows its case: resolved with the decision, or expired."""
+    try:
+        left = settle_request_file(
+            Path(delivery.target), delivery.payload, roots=runtime.settings.file_roots
+        )
+    except (OSError, KeyError, ValueError) as exc:
+        return channels.SendOutcome(channels.FAILED, f"{type(exc).__name__}: {exc}"[:500])
+    if left is not None:
+        log.warning("request file for %s: %s", delivery.escalation_id, left)
+    return channels.SendOutcome(channels.SENT)
 
 
 def _unblock(_app: Celery, runtime: Runtime, delivery: Delivery) -> channels.SendOutcome:
@@ -180,10 +196,11 @@ def _ntfy_buttons(runtime: Runtime, delivery: Delivery) -> dict[str, str]:
     with transaction(runtime.engine) as session:
         row = session.get(Escalation, delivery.escalation_id)
         labels = [option["label"] for option in (row.options if row else [])][:MAX_ACTIONS]
+        pipeline = row.pipeline if row else None
     if not labels:
         return {}
     inbound = f"{runtime.settings.resolved_public_url}/v1/inbound/ntfy"
-    token = reply_token(runtime.answer_key, delivery.escalation_id)
+    token = case_token(runtime.answer_key, delivery.escalation_id, pipeline)
     return {"actions": answer_actions_header([(label, inbound) for label in labels], token=token)}
 
 
@@ -192,11 +209,13 @@ def _personalised(runtime: Runtime, delivery: Delivery, tag: str) -> str:
     with transaction(runtime.engine) as session:
         row = session.get(Escalation, delivery.escalation_id)
         labels = [option["label"] for option in (row.options if row else [])]
+        pipeline = row.pipeline if row else None
     key = runtime.answer_key
     links = answer_links(
         key, runtime.settings.resolved_public_url, delivery.escalation_id, labels, via=tag
     )
-    return fill_markers(delivery.body, token=reply_token(key, delivery.escalation_id), links=links)
+    token = case_token(key, delivery.escalation_id, pipeline)
+    return fill_markers(delivery.body, token=token, links=links)
 
 
 def deliver_one(app: Celery, runtime: Runtime, delivery_id: int) -> None:

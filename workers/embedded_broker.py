@@ -49,6 +49,9 @@ class Channel(filesystem.Channel):  # type: ignore[misc]
 
 class Transport(filesystem.Transport):  # type: ignore[misc]
     Channel = Channel
+    # A folder has no host: kombu's default 'localhost' only made every start warn
+    # "No hostname was supplied".
+    default_connection_params: dict[str, Any] = {}  # noqa: RUF012
 
     def drain_events(self, connection: Any, timeout: float | None = None) -> Any:  # type: ignore[override]
         # Celery's loop for a polling transport drains with a 2 s timeout and looks for a

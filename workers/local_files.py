@@ -21,7 +21,13 @@ from typing import IO, Any
 from workflows.errors import PermanentError
 
 # Wake fields that name a file the service writes on its own disk.
-WRITTEN_FILES = ("blocked_file", "fallback_file", "command_file")
+WRITTEN_FILES = (
+    "blocked_file",
+    "fallback_file",
+    "command_file",
+    "decision_file",
+    "request_file",
+)
 FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -13,15 +13,18 @@ from typing import Any
 from sqlmodel import Session
 
 from models.db import transaction
-from models.store import lock_pipeline_phase
+from models.store import lock_pipeline_phase, token_taken
 from models.tables import Escalation, PipelinePhase
+from workers.answering import token_hash
 from workers.intake import Accepted, accept, admit_here
 from workers.local_files import OutsideRoot, read_bytes, refused_paths, write_atomically
 from workers.runtime import Runtime
 from workflows.errors import PacketRefused, PipelineStateError
 from workflows.pipeline import (
+    LABELS,
     Counters,
     advisory,
+    diagnostics,
     escalation_request,
     offer,
     redacted,
@@ -30,8 +33,11 @@ from workflows.pipeline_state import MALFORMED, STATE_FILES, FileReading, interp
 from workflows.secrets import scan_text
 
 SUMMARY_FILE = "escalation_summary.json"
+# Where lullabeast's orchestrator polls for the command (then escalation_output.done).
+COMMAND_FILE = "escalation_output.json"
 ID_LIMIT = 200  # pipeline_id and phase key the counters (varchar 200)
 DEFAULT_RECIPIENT = "pipeline operator"
+REUSED_TOKEN = "phase_state.json: escalation_reply_token already names another case; not used"
 
 
 @dataclass(frozen=True)
@@ -81,7 +87,6 @@ def raise_pipeline(
     if not state_dir.is_absolute():
         raise PacketRefused([f"state_dir: must be an absolute path, not {str(state_dir)!r}"])
     roots = runtime.settings.file_roots
-    wake = {**(wake or {}), **({"command_file": command_file} if command_file else {})}
     # The folder is checked before it is read; the files the case writes, before the summary.
     outside = refused_paths({"state_dir": str(state_dir)}, roots, prefix="")
     if outside:
@@ -90,6 +95,9 @@ def raise_pipeline(
         raise PacketRefused([f"state_dir: {state_dir} is not a folder this service can read"])
     # One folder, one set of counters, however its path is spelled ('..', links).
     state_dir = Path(os.path.realpath(state_dir))
+    # Without a named file the command goes where the orchestrator polls: the state folder.
+    command_file = command_file or str(state_dir / COMMAND_FILE)
+    wake = {**(wake or {}), "command_file": command_file}
     readings = read_state_dir(state_dir, roots)
     try:
         state = interpret(readings, pipeline_id=pipeline_id, default_pipeline=str(state_dir))
@@ -105,6 +113,10 @@ def raise_pipeline(
     state = redacted(state, scan_text)
     now = datetime.now(UTC)
     with transaction(runtime.engine) as session:
+        if state.reply_token and token_taken(
+            session, token_hash(runtime.answer_key, state.reply_token)
+        ):  # a token another case answers to (a reused one): this case keeps a code of its own
+            state = replace(state, reply_token=None, notes=(*state.notes, REUSED_TOKEN))
         phase = lock_pipeline_phase(session, state.pipeline_id, state.phase, now=now)
         # The service's count and the file's, whichever is higher: a stale file keeps the cap.
         counters = counted(phase).merged(Counters(state.resets, state.nuclear))
@@ -146,6 +158,12 @@ def raise_pipeline(
         "command_file": command_file,
         "files": {name: reading.to_json() for name, reading in readings.items()},
         "notes": list(state.notes),
+        "raw_id": state.raw_id,
+        "diagnostics": diagnostics(state),
+        "labels": {command: LABELS[command] for command in chosen.offered},
+        # The pipeline's own correlation token, already in clear in its phase_state.json:
+        # replies that start with it reach this case (workers/answering.py case_token).
+        **({"reply_token": state.reply_token} if state.reply_token else {}),
     }
     accepted = accept(runtime, request, pipeline=record, admission=admission)
     if accepted.joined:  # the open case keeps the offer it was sent with, and so does the file

@@ -22,7 +22,7 @@ from models.store import (
 )
 from models.tables import Escalation
 from workers import blockers, names
-from workers.answering import reply_token, token_hash
+from workers.answering import case_token, token_hash
 from workers.delivery import deliver_one, per_channel
 from workers.intake import accept
 from workers.probes import read_fingerprint
@@ -133,7 +133,7 @@ def route(self: Any, escalation_id: str) -> None:
         result = routing.route_case(
             case_of(row), design, public_url=runtime.settings.resolved_public_url, now=now
         )
-        token = reply_token(runtime.answer_key, row.id)  # its hash lands before any send
+        token = case_token(runtime.answer_key, row.id, row.pipeline)  # hashed before any send
         hashed = token_hash(runtime.answer_key, token)
         result = replace(result, updates=replace(result.updates, reply_token_hash=hashed))
         return per_channel(runtime, result)

@@ -134,3 +134,57 @@ def decision_log_line(close: Mapping[str, Any], *, escalation_id: str, closed_at
 def is_logged(log_text: str, escalation_id: str) -> bool:
     """Whether decisions.log already has this case's line (the log is keyed by case id)."""
     return any(line.split("\t")[1:2] == [escalation_id] for line in log_text.splitlines())
+
+
+# loopkit's run.sh has the agent read PROMPT.md and IMPLEMENTATION_PLAN.md each turn: the
+# decision is appended there (when the plan exists) so the next iteration sees it.
+PLAN_FILE = "IMPLEMENTATION_PLAN.md"
+DECISIONS_HEADING = "## Decisions"
+
+
+def plan_path(blocked_file: str) -> str:
+    """IMPLEMENTATION_PLAN.md beside BLOCKED.md, at the repo root where run.sh works."""
+    return str(PurePath(blocked_file).with_name(PLAN_FILE))
+
+
+def _entry_line(escalation_id: str) -> str:
+    return f"### Case {escalation_id}"
+
+
+def render_plan_entry(
+    close: Mapping[str, Any], *, escalation_id: str, question: str, closed_at: str
+) -> str:
+    """One decision as the next iteration reads it; no line can pass for run.sh's
+    `STATUS: done` (every line is a heading or a bullet)."""
+    outcome = one_line(close.get("outcome", ""))
+    resumes = bool(close.get("resumes"))
+    if close.get("is_default"):
+        by = "nobody (the timeout default applied)"
+    else:
+        by = f"{one_line(close.get('decided_by') or '')} via {one_line(close.get('channel', ''))}"
+    next_step = RECONCILE if outcome == "reconcile_first" else RESUME if resumes else STOP
+    return "\n".join(
+        [
+            _entry_line(one_line(escalation_id)),
+            f"- Question: {one_line(question, 400)}",
+            f"- Decision: {one_line(close.get('option', ''))} ({outcome}), {one_line(closed_at)}",
+            f"- Decided by: {by}",
+            f"- Next: {next_step}",
+            "",
+        ]
+    )
+
+
+def with_plan_entry(text: str, entry: str, escalation_id: str) -> str | None:
+    """What to append to a plan (or decision file) holding `text`: the entry, under a
+    Decisions heading when the file's last section is another; None when it is there."""
+    lines = text.splitlines()
+    if _entry_line(escalation_id) in lines:
+        return None
+    headings = [line for line in lines if line.startswith("## ")]
+    prefix = "" if not text or text.endswith("\n") else "\n"
+    if not headings or headings[-1].strip() != DECISIONS_HEADING:
+        prefix += ("\n" if text else "") + DECISIONS_HEADING + "\n\n"
+    elif text and not text.endswith("\n\n"):
+        prefix += "\n"
+    return prefix + entry

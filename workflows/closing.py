@@ -7,7 +7,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from workflows.blocked_file import decision_log_line, render_decision, unblock_paths
+from workflows.blocked_file import (
+    decision_log_line,
+    plan_path,
+    render_decision,
+    render_plan_entry,
+    unblock_paths,
+)
 from workflows.case import Case
 from workflows.pipeline import command_record
 from workflows.stage_results import (
@@ -129,8 +135,29 @@ def _wake_ups(case: Case, close: Mapping[str, Any], *, now: datetime) -> list[Ou
             "decisions_log": decisions_log,
             "decision_md": decision_md,
             "log_line": decision_log_line(close, escalation_id=case.id, closed_at=at),
+            "plan_file": plan_path(blocked),
+            "plan_entry": render_plan_entry(
+                close,
+                escalation_id=case.id,
+                question=str(case.packet.get("requested_action", "")),
+                closed_at=at,
+            ),
+            **(
+                {"named_file": case.wake["decision_file"]}
+                if isinstance(case.wake.get("decision_file"), str)
+                else {}
+            ),
         }
         outbound.append(Outbound(Purpose.UNBLOCK, Via.FILE, blocked, payload=unblock))
+    if isinstance(case.wake.get("request_file"), str):  # a JobClaw request file (§7)
+        outbound.append(
+            Outbound(
+                Purpose.REQUEST_FILE,
+                Via.FILE,
+                case.wake["request_file"],
+                payload={**payload, "closed_at": now.isoformat()},
+            )
+        )
     if isinstance(case.wake.get("command_file"), str):  # a pipeline's orchestrator (§6)
         record = command_record(case.id, case.pipeline, close, closed_at=now.isoformat())
         outbound.append(

@@ -13,8 +13,18 @@ from workflows.packet_checks import CheckResult, check_packet
 FINGERPRINT_KINDS = {"none": None, "git": "path", "file": "path", "http": "url"}
 REQUEST_KEYS = {"packet", "snapshot", "options", "wake", "owner"}
 SNAPSHOT_TEXT = ("verified", "proof", "checked_at")
-WAKE_KEYS = {"task", "webhook", "fallback_file", "blocked_file", "command_file"}
-LOCAL_FILES = ("blocked_file", "command_file")  # written by the service on its own disk
+WAKE_KEYS = {
+    "task",
+    "webhook",
+    "fallback_file",
+    "blocked_file",
+    "command_file",
+    "decision_file",
+    "request_file",
+}
+# Written by the service on its own disk (decision_file: a shell loop's --decision-file;
+# request_file: a JobClaw requests/<request_id>.json, settled when the case closes).
+LOCAL_FILES = ("blocked_file", "command_file", "decision_file", "request_file")
 
 
 @dataclass(frozen=True)

@@ -118,6 +118,9 @@ def render_notification(
     for key in ("phase", "component"):
         if isinstance(packet.get(key), str):
             lines.append(f"{key.capitalize()}: {one_line(packet[key])}")
+    found = [line for line in case.pipeline.get("diagnostics") or [] if isinstance(line, str)]
+    if found:  # what the pipeline's own state files said (SPEC §6), one line each
+        lines += ["", "From the state files:", *(f"- {one_line(line, 300)}" for line in found)]
     lines += _advisory_lines(case, route, at=at)
     lines += ["", "Evidence:", *_evidence_lines(packet), "", "Options:"]
     lines += [

@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from workflows.case import Option
-from workflows.pipeline_state import ABSENT, MALFORMED, REQUIRED_FILE, PipelineState
+from workflows.pipeline_state import ABSENT, LISTED, MALFORMED, REQUIRED_FILE, PipelineState
 from workflows.text import one_line
 
 RESETS = ("RESET_EXECUTION", "RESET_PHASE", "RESET_REVIEWER")
@@ -20,15 +20,26 @@ NUCLEAR_WARNING = (
 )
 ADVISORY_LIMIT = 200
 PACKET_ID_LIMIT = 200
-DESCRIPTIONS = {
+# The button each command has on lullabeast's dashboard, so the phone and the screen agree.
+LABELS = {
+    "RESET_EXECUTION": "Reset Execution",
+    "RESET_PHASE": "Reset Phase",
+    "RESET_REVIEWER": "Revert to Reviewer",
+    "PROCEED": "Proceed",
+    "STOP": "Stop",
+    NUCLEAR: "Nuclear Reset",
+    "SKIP": "Skip",
+}
+_WHAT = {
     "RESET_EXECUTION": "Plan fine, executor failed: re-run the executor on a clean tree.",
     "RESET_PHASE": "Plan flawed: start the phase over.",
     "RESET_REVIEWER": "Output fine, reviewer wrong: re-run the review.",
     "PROCEED": "Advance to the next phase anyway.",
     "STOP": "Halt the pipeline.",
-    NUCLEAR: f"Restart the phase from scratch. {NUCLEAR_WARNING}",  # whole in one line of 120
+    NUCLEAR: f"Wipe and re-plan. {NUCLEAR_WARNING}",  # whole in one line of 120
     "SKIP": "Skip this phase (typed by the operator; never offered).",
 }
+DESCRIPTIONS = {command: f"({LABELS[command]}) {what}" for command, what in _WHAT.items()}
 # What each failing part calls for when the caps allow it.
 FIRST_CHOICE = {
     "executor": "RESET_EXECUTION",
@@ -112,8 +123,54 @@ def executable(counters: Counters, offered: Sequence[str]) -> list[str]:
 
 
 def _where(state: PipelineState) -> str:
+    raw = f" [{state.raw_id}]" if state.raw_id else ""
     title = f" ({state.phase_title})" if state.phase_title else ""
-    return f"phase {state.phase}{title}"
+    return f"phase {state.phase}{raw}{title}"
+
+
+def _named(names: Sequence[str]) -> str:
+    shown = ", ".join(names[:LISTED])
+    return shown + (f" and {len(names) - LISTED} more" if len(names) > LISTED else "")
+
+
+def diagnostics(state: PipelineState) -> list[str]:
+    """What the state files say beyond the headline, one line each, for the notification."""
+    lines = []
+    phase = f"{state.phase}" + (f" [{state.raw_id}]" if state.raw_id else "")
+    if state.phase_title:
+        phase += f" — {state.phase_title}"
+    if state.category:
+        phase += f" (category: {state.category})"
+    lines.append(f"Phase: {phase}")
+    if state.exit_criteria:
+        lines.append(f"Exit criteria: {state.exit_criteria}")
+    attempt = f" (attempt {state.attempt})" if state.attempt else ""
+    lines.append(f"Failed: {state.component or 'not known'}{attempt} — {state.trigger_reason}")
+    if state.gate_errors:
+        lines.append("Gate error codes: " + _named(state.gate_errors))
+    lines += [f"Agent failure_reason, {reason}" for reason in state.failure_reasons]
+    if state.blocking_issues:
+        lines.append("Reviewer blocking issues: " + _named(state.blocking_issues))
+    if state.tests_written or state.tests_passing is not None:
+        passing = {True: "passing", False: "NOT passing", None: "passing not reported"}
+        written = (
+            f"{len(state.tests_written)} written ({_named(state.tests_written)})"
+            if state.tests_written
+            else "none listed as written"
+        )
+        lines.append(f"Tests: {written}; {passing[state.tests_passing]}")
+    if state.manifest or state.on_disk:
+        on_disk = set(state.on_disk)
+        missing = [name for name in state.manifest if name not in on_disk]
+        lines.append(
+            f"Files: {len(state.manifest)} in file_manifest, {len(state.on_disk)} on disk"
+            + (
+                f"; in the manifest but not on disk: {_named(missing)}"
+                if missing and state.on_disk
+                else ""
+            )
+        )
+    return lines
 
 
 def recommend(state: PipelineState, chosen: Offer) -> str:
@@ -159,6 +216,15 @@ def redacted(state: PipelineState, scan: Callable[[str], list[str]]) -> Pipeline
         failure=clean(state.failure),
         gate_errors=tuple(clean(e) for e in state.gate_errors),
         completed=tuple(clean(c) for c in state.completed),
+        raw_id=clean(state.raw_id),
+        category=clean(state.category),
+        exit_criteria=clean(state.exit_criteria),
+        attempt=clean(state.attempt),
+        failure_reasons=tuple(clean(r) for r in state.failure_reasons),
+        blocking_issues=tuple(clean(b) for b in state.blocking_issues),
+        tests_written=tuple(clean(t) for t in state.tests_written),
+        manifest=tuple(clean(m) for m in state.manifest),
+        on_disk=tuple(clean(d) for d in state.on_disk),
     )
 
 
@@ -191,6 +257,7 @@ def escalation_request(
         facts.append(f"{part.capitalize()} failure: {state.failure}.")
     if state.gate_errors:
         facts.append("Gate errors: " + "; ".join(state.gate_errors[:5]) + ".")
+    facts += [f"Agent {reason}." for reason in state.failure_reasons if state.failure not in reason]
     facts.append(
         f"Resets used in this phase: {counters.resets} of {RESET_CAP}; "
         f"nuclear resets: {counters.nuclear} of {NUCLEAR_CAP}."
@@ -234,7 +301,10 @@ def escalation_request(
         "waiting_behavior": "paused",
         "resume_condition": "A recorded command: one of " + ", ".join(chosen.offered) + ".",
         "phase": one_line(
-            f"{state.phase} — {state.phase_title}" if state.phase_title else state.phase, 200
+            f"{state.phase}"
+            + (f" [{state.raw_id}]" if state.raw_id else "")
+            + (f" — {state.phase_title}" if state.phase_title else ""),
+            200,
         ),
         "component": part,
     }
@@ -271,12 +341,15 @@ def escalation_request(
 def command_record(
     escalation_id: str, pipeline: Mapping[str, Any], close: Mapping[str, Any], *, closed_at: str
 ) -> dict[str, Any]:
-    """What the orchestrator reads to act: the command and who chose it (SPEC §6)."""
+    """What the orchestrator reads to act: the command and who chose it (SPEC §6); lullabeast
+    reads `command` (and writes `source` and `timestamp` itself when its dashboard decides)."""
     return {
+        "command": close.get("value"),
+        "source": "escalate",
+        "timestamp": closed_at,
         "escalation_id": escalation_id,
         "pipeline_id": pipeline.get("pipeline_id"),
         "phase": pipeline.get("phase"),
-        "command": close.get("value"),
         "decided_by": close.get("decided_by"),
         "channel": close.get("channel"),
         "is_default": close.get("is_default", False),

@@ -31,6 +31,10 @@ ALIASES = {
     "reset the reviewer": "RESET_REVIEWER",
     "reset review": "RESET_REVIEWER",
     "reset the review": "RESET_REVIEWER",
+    # lullabeast's dashboard buttons, typed as the operator reads them there
+    "revert to planner": "RESET_PHASE",
+    "revert to executor": "RESET_EXECUTION",
+    "revert to reviewer": "RESET_REVIEWER",
     "continue": "PROCEED",
     "go ahead": "PROCEED",
     "carry on": "PROCEED",

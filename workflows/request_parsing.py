@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 from workflows.errors import RequestInvalid
 from workflows.request_schema import (
     DECISION_FIELDS,
+    EXTRA_KEY,
     FIELDS,
     LABEL_MAX,
     OPTIONS_MAX,
@@ -34,14 +35,15 @@ def parse_request(data: object) -> Request:
     """Check a request object field by field; raise RequestInvalid naming each field and limit."""
     if not isinstance(data, Mapping):
         raise RequestInvalid(["request: must be a JSON object"])
+    data = _flattened(data)
     problems = [f"{key}: missing" for key in FIELDS if key not in data]
     problems += [f"{key}: unknown field" for key in data if key not in FIELDS]
     if problems:
         raise RequestInvalid(problems)
     p: list[str] = []
-    request_id = _text(data["id"], "id", p)
+    request_id = _text(data["request_id"], "request_id", p)
     if request_id and not REQUEST_ID.fullmatch(request_id):
-        p.append(f"id: {request_id!r} is not 12 lowercase hex characters")
+        p.append(f"request_id: {request_id!r} is not 12 lowercase hex characters")
     created_at = _time(data["created_at"], "created_at", p)
     situation = _text(data["situation"], "situation", p)
     policy = _text(data["policy"], "policy", p)
@@ -95,6 +97,22 @@ def parse_request(data: object) -> Request:
     )
 
 
+def _flattened(data: Mapping[str, Any]) -> dict[str, Any]:
+    """JobClaw's fields with this service's (under "escalate") beside them; a file written
+    before the split (flat, its id under "id") reads the same."""
+    flat = {key: value for key, value in data.items() if key != EXTRA_KEY}
+    extra = data.get(EXTRA_KEY)
+    if isinstance(extra, Mapping):
+        clashing = set(extra) & set(flat)
+        flat.update({key: value for key, value in extra.items() if key not in clashing})
+        flat.update({f"{EXTRA_KEY}.{key}": extra[key] for key in clashing})  # named unknown
+    elif EXTRA_KEY in data:
+        flat[EXTRA_KEY] = extra  # reported as an unknown field: it must be an object
+    if "id" in flat and "request_id" not in flat:
+        flat["request_id"] = flat.pop("id")
+    return flat
+
+
 def _consistency(
     data: Mapping[str, Any],
     trigger: TriggerType | None,
@@ -115,7 +133,7 @@ def _consistency(
     if status in (RequestStatus.OPEN, RequestStatus.EXPIRED) and (decision or resolved_at):
         p.append(f"decision: a request that is {status} carries no decision or resolved_at")
     if isinstance(decision, Mapping):
-        if decision.get("request_id") != data["id"]:
+        if decision.get("request_id") != data["request_id"]:
             p.append(
                 f"decision.request_id: {decision.get('request_id')!r} is not this request's id"
             )

@@ -32,6 +32,9 @@ _VERB_LIST = (
     "restart restore resume retry return revert review revoke roll rotate run save scale select "
     "send set ship skip snooze split start stop switch take tell test trust try undo unlock "
     "update upgrade use verify wait wipe"
+    # what a job-hunting run (JobClaw) asks to be done: "Solve captcha", "Submit anyway"
+    " apply answer attach book decide enter fill find follow hire log message mute reply "
+    "reschedule resend rewrite schedule share sign solve submit upload visit withdraw write"
 )
 VERBS = frozenset(_VERB_LIST.split())
 
@@ -42,8 +45,9 @@ class RequestStatus(StrEnum):
     EXPIRED = "expired"
 
 
-FIELDS = (
-    "id",
+# JobClaw's request-human-input schema, field for field, in its order ...
+SEED_FIELDS = (
+    "request_id",
     "created_at",
     "situation",
     "policy",
@@ -52,6 +56,10 @@ FIELDS = (
     "timeout_default",
     "context_refs",
     "status",
+)
+# ... and this service's own fields, kept apart under one key so JobClaw's stay as it wrote them.
+EXTRA_KEY = "escalate"
+EXTRA_FIELDS = (
     "trigger_type",
     "severity",
     "needs_human",
@@ -61,6 +69,7 @@ FIELDS = (
     "resolved_at",
     "replies",
 )
+FIELDS = (*SEED_FIELDS, *EXTRA_FIELDS)
 DECISION_FIELDS = ("request_id", "option", "value", "matched_by", "raw_reply")
 REPLY_FIELDS = ("at", "raw_reply", "kind", "reason", "outcome")
 REPLY_OUTCOMES = ("decided", "recorded", "superseded")
@@ -105,9 +114,18 @@ class Request:
     replies: tuple[Mapping[str, Any], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        """The request as written to requests/<id>.json (examples/request.schema.json)."""
+        """The request as written to requests/<request_id>.json (examples/request.schema.json):
+        JobClaw's fields, then this service's under "escalate"."""
+        flat = self.to_flat()
         return {
-            "id": self.id,
+            **{key: flat[key] for key in SEED_FIELDS},
+            EXTRA_KEY: {key: flat[key] for key in EXTRA_FIELDS},
+        }
+
+    def to_flat(self) -> dict[str, Any]:
+        """Every field at one level, as parse_request reads them."""
+        return {
+            "request_id": self.id,
             "created_at": self.created_at.isoformat(),
             "situation": self.situation,
             "policy": self.policy,

@@ -15,7 +15,8 @@ from workflows.errors import RequestInvalid
 from workflows.needs_human import NeedsHuman, Situation, decide_needs_human
 from workflows.replies import ReplyMatch, clarification, parse_reply
 from workflows.request_parsing import parse_request
-from workflows.request_schema import Request, RequestStatus
+from workflows.request_policy import PolicyVerdict, apply_policy
+from workflows.request_schema import PROMPT_MAX, Request, RequestStatus
 from workflows.secrets import find_secrets
 from workflows.vocabulary import Severity, TriggerType
 
@@ -30,6 +31,19 @@ class Composed:
 
     verdict: NeedsHuman
     request: Request | None
+    policy: PolicyVerdict | None = None  # how the request's policy text read
+
+    def answer(self) -> dict[str, Any]:
+        """The verdict as JSON, with the policy's reading beside it."""
+        answer = self.verdict.to_dict()
+        if self.policy is not None:
+            answer["policy"] = {
+                "decided": self.policy.needs_human is not None,
+                "clause": self.policy.clause,
+                "reason": self.policy.reason,
+                "not_applied": list(self.policy.unapplied),
+            }
+        return answer
 
 
 @dataclass(frozen=True)
@@ -116,20 +130,22 @@ def compose(
     timeout_minutes: int | None = None,
     timeout_action: str | None = None,
     context_refs: Sequence[str] = (),
+    configured: Collection[str] = (),
 ) -> Composed:
-    """Decide needs-human; when true, build the checked request. Raises RequestInvalid."""
-    verdict = decide_needs_human(design, situation)
-    if not verdict.needs_human or situation.trigger_type is None:
-        return Composed(verdict, None)
-    trigger = situation.trigger_type
+    """Decide needs-human (the design, then the policy text beside it: workflows/
+    request_policy.py); when true, build the checked request. Raises RequestInvalid."""
+    verdict, read, trigger_or_none = _needs_human(design, situation, policy, configured)
+    if not verdict.needs_human or trigger_or_none is None:
+        return Composed(verdict, None, read)
+    trigger = trigger_or_none
     severity = TRIGGER_SEVERITY.get(trigger, Severity.MEDIUM)
     tier_minutes = math.ceil(design.tier(severity).timeout.total_seconds() / 60)
     data = {
-        "id": request_id,
+        "request_id": request_id,
         "created_at": now.isoformat(),
         "situation": situation.description,
         "policy": policy.strip(),
-        "prompt": (prompt if prompt is not None else first_sentence(situation.description)),
+        "prompt": prompt if prompt is not None else default_prompt(situation, options),
         "options": [_option_from_text(text) for text in options or DEFAULT_OPTIONS],
         "timeout_default": {
             "after_minutes": timeout_minutes
@@ -153,14 +169,56 @@ def compose(
         "replies": [],
     }
     try:
-        return Composed(verdict, parse_request(data))
+        return Composed(verdict, parse_request(data), read)
     except RequestInvalid as exc:
         if prompt is not None:
             raise
-        hint = " (taken from the situation's first sentence: give a prompt)"
+        hint = " (asked from the situation's first sentence: give a prompt)"
         raise RequestInvalid(
             [f"{line}{hint}" if line.startswith("prompt:") else line for line in exc.problems]
         ) from None
+
+
+def _needs_human(
+    design: Design, situation: Situation, policy: str, configured: Collection[str]
+) -> tuple[NeedsHuman, PolicyVerdict, TriggerType | None]:
+    """The design's verdict, then the policy's where a clause decides (the safer first)."""
+    verdict = decide_needs_human(design, situation)
+    read = apply_policy(
+        policy,
+        situation.description,
+        configured=configured,
+        harm_risk=situation.trigger_type is TriggerType.HARM_RISK,
+    )
+    trigger = situation.trigger_type
+    if read.needs_human is None or read.clause is None:
+        return verdict, read, trigger
+    rule = f"policy: {read.clause}"
+    if read.needs_human:
+        if trigger is None:  # the policy asks, the run named no trigger: say what it is
+            irreversible = "irreversible" in read.clause.casefold()
+            trigger = TriggerType.HARM_RISK if irreversible else TriggerType.UNCERTAIN
+        reason = read.reason + (
+            "" if verdict.needs_human else f" (the design alone: {verdict.reason})"
+        )
+        return NeedsHuman(True, reason, rule), read, trigger
+    reason = read.reason + (
+        f" (the design alone would ask: {verdict.reason})" if verdict.needs_human else ""
+    )
+    return NeedsHuman(False, reason, rule), read, trigger
+
+
+def default_prompt(situation: Situation, options: Sequence[str]) -> str:
+    """The question itself, when the run gave none: the choice between the options, asked
+    about the situation's first sentence ("Mercury's Workday form shows a captcha: Solve
+    captcha or Skip job?"); a question already is one."""
+    about = first_sentence(situation.description).rstrip(".!")
+    if about.endswith("?"):
+        return about
+    labels = [_option_from_text(text)["label"] for text in options or DEFAULT_OPTIONS]
+    choice = " or ".join([", ".join(labels[:-1]), labels[-1]] if len(labels) > 1 else labels)
+    asked = f"{about}: {choice}?"
+    return asked if len(asked) <= PROMPT_MAX else f"{choice}?"
 
 
 def first_sentence(text: str) -> str:
@@ -246,3 +304,28 @@ def resolve(
     )
     note = f"request {request.id} resolved: {match.option.label} ({match.option.value})"
     return Resolution(resolved, True, note, match)
+
+
+def settle_from_case(
+    request: Request, close: Mapping[str, Any], *, now: datetime
+) -> Request | None:
+    """The request file after its escalation closed elsewhere (dashboard, channel, link, API,
+    timeout): resolved with the decision, or expired when the timeout default applied; None
+    when the file has nothing to change (already settled, or the case decided none of its
+    options)."""
+    if request.status is not RequestStatus.OPEN:
+        return None
+    if close.get("is_default"):
+        return replace(request, status=RequestStatus.EXPIRED)
+    chosen = next((o for o in request.options if o.label == close.get("option")), None)
+    if close.get("outcome") not in ("decided", "reconcile_first") or chosen is None:
+        return None
+    by = f"{close.get('decided_by') or 'someone'} via {close.get('channel') or 'the service'}"
+    decision = {
+        "request_id": request.id,
+        "option": chosen.label,
+        "value": chosen.value,
+        "matched_by": "escalation",
+        "raw_reply": f"decided on escalation {request.escalation_id} by {by}",
+    }
+    return replace(request, status=RequestStatus.RESOLVED, decision=decision, resolved_at=now)

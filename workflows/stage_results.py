@@ -34,6 +34,7 @@ class Purpose(StrEnum):
     WAKE_WEBHOOK = "wake_webhook"  # the run's webhook
     UNBLOCK = "unblock"  # a shell loop's BLOCKED.md becomes DECISION.md
     COMMAND_FILE = "command_file"  # a pipeline orchestrator's command file
+    REQUEST_FILE = "request_file"  # a JobClaw request file, resolved or expired
 
 
 PAGES = frozenset({Purpose.NOTIFY, Purpose.FOLLOW_UP})  # rows that ask a person to decide

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from fastapi import APIRouter, Response
+from fastapi.responses import RedirectResponse
 from sqlalchemy import text
 
 from api.deps import RuntimeDep
@@ -51,3 +52,9 @@ def healthz(runtime: RuntimeDep, response: Response) -> Health:
         design_version=runtime.design.version,
         down=down or None,
     )
+
+
+@router.get("/", include_in_schema=False)
+def root() -> RedirectResponse:
+    """A person who opens the service's address lands on the dashboard, not on a 404."""
+    return RedirectResponse("/dashboard", status_code=307)

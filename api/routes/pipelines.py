@@ -33,7 +33,8 @@ def raise_from_state(
     )
     public_url = runtime.settings.resolved_public_url
     accepted = answer_accepted(runtime, raised.accepted, response, public_url=public_url)
-    return PipelineAccepted.model_validate({**accepted.model_dump(), **raised.pipeline})
+    shown = {k: v for k, v in raised.pipeline.items() if k != "reply_token"}  # a key: not echoed
+    return PipelineAccepted.model_validate({**accepted.model_dump(), **shown})
 
 
 @router.get("/v1/pipelines/counters")

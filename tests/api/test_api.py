@@ -423,7 +423,8 @@ def test_given_a_secret_in_the_request_when_raised_then_422_and_it_is_stored_now
         ({"wake": "run-8842"}, "wake: must be an object like {task: NAME, webhook: URL}"),
         (
             {"wake": {"email": "ops@example.com"}},
-            "wake.email: unknown (use blocked_file, command_file, fallback_file, task, webhook)",
+            "wake.email: unknown (use blocked_file, command_file, decision_file, fallback_file, "
+            "request_file, task, webhook)",
         ),
         ({"wake": {"task": " "}}, "wake.task: must be non-empty text"),
         ({"wake": {"webhook": "ftp://example.com/x"}}, "wake.webhook: must be an http(s) URL"),

@@ -151,7 +151,7 @@ def test_the_service_count_holds_the_cap_when_the_file_is_stale(
     )
     assert "Q: Reset cap reached for phase 4; choose how the pipeline goes on" in message
     assert "only PROCEED and STOP execute" in message
-    assert f"NUCLEAR_RESET — Restart the phase from scratch. {NUCLEAR_WARNING}" in message
+    assert f"NUCLEAR_RESET — (Nuclear Reset) Wipe and re-plan. {NUCLEAR_WARNING}" in message
     assert "RESET_EXECUTION" not in message.split("How to answer:")[0].split("Options:")[1]
     refused = decide(service, case["id"], "RESET_EXECUTION")
     assert refused.outcome == "over_cap"
@@ -252,7 +252,6 @@ def test_nobody_answering_halts_the_pipeline(
     [
         ({}, {}, "phase_state.json: required, but not in the state folder"),
         ({"phase_state": "{"}, {}, "phase_state.json: not JSON"),
-        ({"phase_state": {"executor_retries": 2}}, {}, 'phase: not found; put "phase"'),
         ({"phase_state": {"phase": 1}}, {"severity": "urgent"}, "severity"),
         ({"phase_state": {"phase": 1}}, {"command_file": "out.json"}, "wake.command_file"),
     ],

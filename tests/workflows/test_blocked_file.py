@@ -13,6 +13,7 @@ from workflows.blocked_file import (
     names_case,
     render_blocked,
     render_decision,
+    render_plan_entry,
     unblock_paths,
 )
 from workflows.case import Case, Option, parse_options
@@ -386,6 +387,14 @@ def test_given_a_blocked_file_wake_then_closing_queues_one_unblock_with_the_rend
                 closed_at=NOW.isoformat(),
             ),
             "log_line": decision_log_line(close, escalation_id=CASE_ID, closed_at=NOW.isoformat()),
+            # loopkit's run.sh has the agent read IMPLEMENTATION_PLAN.md: the decision too
+            "plan_file": "/runs/r1/IMPLEMENTATION_PLAN.md",
+            "plan_entry": render_plan_entry(
+                close,
+                escalation_id=CASE_ID,
+                question=valid_packet()["requested_action"],
+                closed_at=NOW.isoformat(),
+            ),
         },
     )
     assert "- Outcome: decided" in unblock.payload["decision_md"].splitlines()
@@ -402,3 +411,20 @@ def test_the_unblock_comes_after_the_other_wake_ups() -> None:
     ]
     assert "- Outcome: decided" in result.outbound[1].payload["decision_md"].splitlines()
     assert "Discarded:" in result.outbound[1].payload["decision_md"]
+
+
+def test_a_decision_goes_under_the_plans_decisions_heading_once() -> None:
+    from workflows.blocked_file import with_plan_entry
+
+    close = {"option": "sqlite", "outcome": "decided", "resumes": True, "decided_by": "ana"}
+    entry = render_plan_entry(close, escalation_id="e1", question="Which db?", closed_at="T")
+    plan = "# Plan\n\n## Tasks\n- [ ] carts\nSTATUS: in progress"
+    added = with_plan_entry(plan, entry, "e1")
+    assert added is not None and added.startswith("\n\n## Decisions\n\n### Case e1\n")
+    after = plan + added
+    assert with_plan_entry(after, entry, "e1") is None  # the same case twice: once
+    second = render_plan_entry(close, escalation_id="e2", question="Q2", closed_at="T")
+    more = with_plan_entry(after, second, "e2")
+    assert more is not None and "## Decisions" not in more  # under the same heading
+    assert with_plan_entry("", entry, "e1") == "## Decisions\n\n" + entry
+    assert all(line.startswith(("#", "-")) for line in entry.splitlines() if line)

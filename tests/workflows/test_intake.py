@@ -16,7 +16,9 @@ from workflows.secrets import find_secrets
 
 UNKNOWN_FIELD = "unknown field (use packet, snapshot, options, wake, owner)"
 KINDS = "none, git, file, http"
-WAKE_KEY_LIST = "blocked_file, command_file, fallback_file, task, webhook"
+WAKE_KEY_LIST = (
+    "blocked_file, command_file, decision_file, fallback_file, request_file, task, webhook"
+)
 
 
 def github_token() -> str:

@@ -17,10 +17,13 @@ from workflows.errors import RequestInvalid
 from workflows.packet_checks import check_packet
 from workflows.request_parsing import parse_request
 from workflows.request_schema import (
+    EXTRA_FIELDS,
+    EXTRA_KEY,
     FIELDS,
     LABEL_MAX,
     OPTIONS_MAX,
     PROMPT_MAX,
+    SEED_FIELDS,
     Request,
     RequestStatus,
 )
@@ -138,19 +141,29 @@ def test_given_a_harm_risk_situation_when_composed_then_the_request_fits_its_sch
     data = request_.to_dict()
     # Then
     assert schema_errors(data) == []
-    assert data["id"] == "0a1b2c3d4e5f"
+    # JobClaw's schema field for field, in its order; this service's fields kept apart
+    assert list(data) == [
+        "request_id", "created_at", "situation", "policy", "prompt", "options",
+        "timeout_default", "context_refs", "status", "escalate",
+    ]  # fmt: skip
+    assert data["request_id"] == "0a1b2c3d4e5f"
     assert data["created_at"] == "2026-10-16T09:30:00+00:00"
     assert data["status"] == "open"
-    assert data["prompt"] == "The next step drops the orders_archive table, which has no backup."
+    # the default prompt is the question itself, asked about the situation
+    assert data["prompt"] == (
+        "The next step drops the orders_archive table, which has no backup: "
+        "Drop the table, Keep it or Back up first?"
+    )
     assert data["options"][2] == {"label": "Back up first", "value": "backup"}
+    ours = data["escalate"]
     # harm_risk files as high and aborts on timeout, whatever the high tier's default (retry).
-    assert (data["severity"], data["timeout_default"]) == (
+    assert (ours["severity"], data["timeout_default"]) == (
         "high",
         {"after_minutes": 60, "action": "abort"},
     )
-    assert data["needs_human"]["rule"] == "triggers.harm_risk"
-    assert data["design"]["name"] == "example"
-    assert (data["escalation_id"], data["decision"], data["replies"]) == (None, None, [])
+    assert ours["needs_human"]["rule"] == "triggers.harm_risk"
+    assert ours["design"]["name"] == "example"
+    assert (ours["escalation_id"], ours["decision"], ours["replies"]) == (None, None, [])
 
 
 def test_given_no_options_or_timeout_when_composed_then_the_tier_and_defaults_fill_them(
@@ -296,11 +309,11 @@ def test_given_a_long_first_sentence_and_no_prompt_when_composed_then_told_to_gi
 ) -> None:
     # When
     with pytest.raises(RequestInvalid) as refused:
-        _compose(design, "word " * 40 + "ends here.")
+        _compose(design, "word " * 40 + "ends here?")
     # Then
     assert refused.value.problems == [
         "prompt: 210 characters, at most 120 (shorten it; it is not cut) "
-        "(taken from the situation's first sentence: give a prompt)"
+        "(asked from the situation's first sentence: give a prompt)"
     ]
 
 
@@ -368,7 +381,10 @@ def test_given_a_written_request_when_read_back_then_it_is_the_same_request(
     [
         (lambda d: d.pop("policy"), "policy: missing"),
         (lambda d: d.update(colour="red"), "colour: unknown field"),
-        (lambda d: d.update(id="../../etc/pa"), "id: '../../etc/pa' is not 12 lowercase hex"),
+        (
+            lambda d: d.update(request_id="../../etc/pa"),
+            "request_id: '../../etc/pa' is not 12 lowercase hex",
+        ),
         (lambda d: d.update(created_at="2026-10-16T09:30:00"), "created_at: must be an ISO 8601"),
         (lambda d: d.update(options=[]), "options: 0 given, 1 to 3 allowed"),
         (lambda d: d["timeout_default"].update(after_minutes=True), "timeout_default.after_minu"),
@@ -383,8 +399,8 @@ def test_given_a_written_request_when_read_back_then_it_is_the_same_request(
 def test_given_a_damaged_file_when_read_then_refused_naming_the_field(
     request_: Request, change: Any, problem: str
 ) -> None:
-    # Given
-    data = request_.to_dict()
+    # Given a file as written before JobClaw's layout (flat): read the same way
+    data = request_.to_flat()
     change(data)
     # When
     with pytest.raises(RequestInvalid) as refused:
@@ -396,7 +412,9 @@ def test_given_a_damaged_file_when_read_then_refused_naming_the_field(
 def test_given_schema_and_code_when_compared_then_they_state_the_same_limits() -> None:
     # Then
     properties = SCHEMA["properties"]
-    assert SCHEMA["required"] == list(FIELDS)
+    assert SCHEMA["required"] == [*SEED_FIELDS, EXTRA_KEY]
+    assert properties[EXTRA_KEY]["required"] == list(EXTRA_FIELDS)
+    assert [*SEED_FIELDS, *EXTRA_FIELDS] == list(FIELDS)
     assert properties["prompt"]["maxLength"] == PROMPT_MAX
     assert properties["options"]["maxItems"] == OPTIONS_MAX
     assert properties["options"]["items"]["properties"]["label"]["maxLength"] == LABEL_MAX
@@ -404,7 +422,9 @@ def test_given_schema_and_code_when_compared_then_they_state_the_same_limits() -
     assert properties["timeout_default"]["properties"]["action"]["enum"] == [
         a.value for a in TimeoutAction
     ]
-    assert properties["trigger_type"]["enum"] == [t.value for t in TriggerType]
+    assert properties[EXTRA_KEY]["properties"]["trigger_type"]["enum"] == [
+        t.value for t in TriggerType
+    ]
 
 
 def test_given_a_file_over_its_limits_when_checked_by_the_schema_then_it_fails(
@@ -448,8 +468,9 @@ def test_given_a_deciding_reply_when_resolved_then_the_structured_decision(
         "raw_reply": reply,
     }
     written = resolution.request.to_dict()
-    assert (written["status"], written["resolved_at"]) == ("resolved", "2026-10-16T09:35:00+00:00")
-    assert written["replies"][0]["outcome"] == "decided"
+    ours = written["escalate"]
+    assert (written["status"], ours["resolved_at"]) == ("resolved", "2026-10-16T09:35:00+00:00")
+    assert ours["replies"][0]["outcome"] == "decided"
     assert schema_errors(written) == []
     assert parse_request(written) == resolution.request
     assert resolution.to_dict()["option"] == option
