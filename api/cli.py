@@ -46,6 +46,7 @@ def _mount_subcommands() -> None:
     """Add every command but `check`, in the order `escalate --help` lists them."""
     from api import cases_cli, raise_cli, service_cli, wait_cli
     from api.design_cli import design_app
+    from api.hooks_cli import register as register_hooks
     from api.parse_reply_cli import register
     from api.pipeline_cli import register as register_pipelines
     from api.request_cli import register as register_requests
@@ -64,6 +65,7 @@ def _mount_subcommands() -> None:
     register(app)
     register_requests(app)
     register_pipelines(app)
+    register_hooks(app)
     app.add_typer(design_app, name="design", help="Validate design records (SPEC §2).")
 
 
