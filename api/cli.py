@@ -44,7 +44,7 @@ def check(
 
 def _mount_subcommands() -> None:
     """Add every command but `check`, in the order `escalate --help` lists them."""
-    from api import cases_cli, raise_cli, service_cli, wait_cli
+    from api import cases_cli, mcp_cli, raise_cli, service_cli, wait_cli
     from api.design_cli import design_app
     from api.hooks_cli import register as register_hooks
     from api.parse_reply_cli import register
@@ -60,6 +60,7 @@ def _mount_subcommands() -> None:
     app.command()(cases_cli.stats)
     app.command()(cases_cli.retry)
     app.command("wait")(wait_cli.wait_)
+    app.command()(mcp_cli.mcp)
     app.command("telegram-poll")(service_cli.telegram_poll)
     app.command()(service_cli.inbox)
     register(app)
