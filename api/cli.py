@@ -54,8 +54,9 @@ def check(
 
 def _mount_subcommands() -> None:
     """Add every command but `check`, in the order `escalate --help` lists them."""
-    from api import cases_cli, login_cli, raise_cli, service_cli, wait_cli
+    from api import cases_cli, login_cli, mcp_cli, raise_cli, service_cli, wait_cli
     from api.design_cli import design_app
+    from api.hooks_cli import register as register_hooks
     from api.parse_reply_cli import register
     from api.pipeline_cli import register as register_pipelines
     from api.request_cli import register as register_requests
@@ -70,11 +71,13 @@ def _mount_subcommands() -> None:
     app.command()(cases_cli.stats)
     app.command()(cases_cli.retry)
     app.command("wait")(wait_cli.wait_)
+    app.command()(mcp_cli.mcp)
     app.command("telegram-poll")(service_cli.telegram_poll)
     app.command()(service_cli.inbox)
     register(app)
     register_requests(app)
     register_pipelines(app)
+    register_hooks(app)
     app.add_typer(design_app, name="design", help="Validate design records (SPEC §2).")
 
 

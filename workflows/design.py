@@ -8,6 +8,7 @@ from datetime import timedelta
 from typing import Annotated
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -31,6 +32,7 @@ from workflows.design_fields import (
 from workflows.durations import format_duration
 from workflows.errors import DesignError
 from workflows.identities import identity_key
+from workflows.tool_rules import ToolRule, check_tool_name
 from workflows.vocabulary import (
     CRITICAL_WAITING,
     Severity,
@@ -192,9 +194,20 @@ class Design(_Frozen):
     owner_may_not_approve: tuple[TriggerName, ...] = (TriggerType.HARM_RISK,)
     # Option labels (any case) whose answer needs an explicit "CONFIRM <label>".
     destructive_options: tuple[Text, ...] = ()
+    # An agent's tool calls that need a person first, per tool name (workflows/tool_rules.py).
+    tools: dict[Annotated[str, AfterValidator(check_tool_name)], tuple[ToolRule, ...]] = Field(
+        default_factory=dict
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> Design:
+        for tool, rules in self.tools.items():
+            for i, rule in enumerate(rules):
+                if rule.trigger not in self.triggers:
+                    raise rule_error(
+                        f"trigger {rule.trigger.value!r} is not among the design's triggers",
+                        f"tools.{tool}.{i}.trigger",
+                    )
         for i, change in enumerate(self.changes):
             if change.version > self.version:
                 raise rule_error(
@@ -252,6 +265,8 @@ class Design(_Frozen):
                 del tier["deciders"]
         if not data["destructive_options"]:
             del data["destructive_options"]
+        if not data["tools"]:
+            del data["tools"]
         canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         return hashlib.sha256(canonical.encode()).hexdigest()
 
@@ -284,4 +299,5 @@ _MODEL_AT: dict[tuple[str, ...], type[BaseModel]] = {
     ("severities",): Severities,
     ("severities", "*"): Tier,
     ("severities", "*", "recipient"): Recipient,
+    ("tools", "*", "*"): ToolRule,
 }

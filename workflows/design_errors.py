@@ -25,6 +25,8 @@ def describe_error(
     loc = [str(part) for part in error["loc"]]
     if kind == "design_rule" and ctx.get("path"):
         loc += str(ctx["path"]).split(".")
+    if loc[:1] == ["tools"] and "[key]" in loc:  # a tool name pattern that does not compile
+        loc.remove("[key]")
     if "[key]" in loc:  # a dict key failed, i.e. a trigger name that is not a trigger type
         valid = [t.value for t in TriggerType]
         return f"{_path(loc[:2])}: unknown trigger type ({hint_names(loc[1], valid)})"
