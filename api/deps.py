@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 from fastapi import Cookie, Depends, Request
 from sqlmodel import Session
 
-from api.auth import require
+from api.auth import Holder, require, require_holder
 from api.sessions import COOKIE, Operator, SignIns
 from workers.inbound.dispatch import MissLimiter
 from workers.runtime import Runtime
@@ -43,10 +43,12 @@ LimiterDep = Annotated[MissLimiter, Depends(miss_limiter)]
 CurrentAgent = Annotated[str, Depends(require("agent"))]
 CurrentRole = Annotated[str, Depends(require("agent", "operator"))]
 CurrentOperator = Annotated[str, Depends(require("operator"))]
+# The token's holder (role and bound name): who an operator's answer is from.
+OperatorHolder = Annotated[Holder, Depends(require_holder("operator"))]
 
 
 def sign_ins(request: Request, runtime: RuntimeDep) -> SignIns:
-    return SignIns(runtime, cast(Mapping[str, str], request.app.state.tokens))
+    return SignIns(runtime, cast(Mapping[str, Holder], request.app.state.holders))
 
 
 SignInsDep = Annotated[SignIns, Depends(sign_ins)]

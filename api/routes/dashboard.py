@@ -29,6 +29,7 @@ from workers.answers import answer
 from workers.recovery import retry
 from workflows.advisory import advisory, prompt_form
 from workflows.errors import Conflict, DesignError, NotFound
+from workflows.identities import Responder
 from workflows.routing import route_facts
 from workflows.states import TERMINAL, State
 
@@ -183,8 +184,8 @@ def post_answer(
 ) -> Response:
     try:
         result = answer(
-            runtime, escalation_id, option=option, responder=f"dashboard:{operator.who}",
-            channel="dashboard",
+            runtime, escalation_id, option=option, channel="dashboard",
+            responder=Responder(operator.identity, verified=True, note=operator.name or None),
         )  # fmt: skip
     except NotFound as missing:
         return page("answer.html", 404, title="No such case", message=str(missing))

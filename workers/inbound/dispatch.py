@@ -22,6 +22,7 @@ from workflows.errors import (
     RetryableError,
     Throttled,
 )
+from workflows.identities import Responder
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +69,7 @@ def route_reply(runtime: Runtime, limiter: MissLimiter, message: InboundMessage)
         runtime,
         escalation_id,
         text=rest,
-        responder=who,
+        responder=Responder(who, verified=message.verified),
         channel=message.channel,
         message_id=message.message_id or None,
     )
