@@ -27,7 +27,7 @@ from workers.answering import token_hash
 from workers.pipelines import counted, save_counters
 from workers.runtime import Runtime
 from workers.stage_runs import nudge
-from workflows.errors import NotFound
+from workflows.errors import InvalidInput, NotFound
 from workflows.identities import Responder
 from workflows.judgement import (
     Judgement,
@@ -39,6 +39,7 @@ from workflows.judgement import (
     superseded_message,
     withheld_marker,
 )
+from workflows.limits import reply_refusals
 from workflows.replies import GRAMMAR_VERSION
 from workflows.secrets import scan_text
 from workflows.stage_results import Stage
@@ -78,6 +79,18 @@ def answer(
     recognised and changes nothing.
     """
     who = responder if isinstance(responder, Responder) else Responder(responder)
+    unfit = reply_refusals(
+        {
+            "sender": who.identity,
+            "note": who.note,
+            "channel": channel,
+            "message_id": message_id,
+            "option": option,
+            "text": text,
+        }
+    )
+    if unfit:  # refused whole, before the case is locked: nothing half-stored, no 500
+        raise InvalidInput("; ".join(unfit))
     now = datetime.now(UTC)
     try:
         with transaction(runtime.engine) as session:

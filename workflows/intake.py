@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workflows.case import Option, parse_options
+from workflows.limits import refusals
 from workflows.packet_checks import CheckResult, check_packet
 
 FINGERPRINT_KINDS = {"none": None, "git": "path", "file": "path", "http": "url"}
@@ -103,6 +104,11 @@ def admit(
     """Check a request `{packet, snapshot?, options?, wake?, owner?}`; refuse every problem."""
     if not isinstance(request, dict):
         return Admission(("request: must be an object with a packet",))
+    # First: what no column, channel or wake-up could carry (over a cap, a NUL, a lone
+    # surrogate) is refused before any check reads it, by HTTP, send_task and pipelines alike.
+    unfit = refusals(request)
+    if unfit:
+        return Admission(tuple(unfit))
     problems = [
         f"{key}: unknown field (use packet, snapshot, options, wake, owner)"
         for key in sorted(set(request) - REQUEST_KEYS)

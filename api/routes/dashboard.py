@@ -19,7 +19,6 @@ from api.deps import (
     SignInsDep,
     same_site,
 )
-from api.limits import LABEL_LIMIT, REPLY_LIMIT
 from api.pages import page
 from api.sessions import COOKIE, SESSION_AGE
 from api.statuses import status_of
@@ -30,6 +29,7 @@ from workers.recovery import retry
 from workflows.advisory import advisory, prompt_form
 from workflows.errors import Conflict, DesignError, NotFound
 from workflows.identities import Responder
+from workflows.limits import LABEL_LIMIT, REPLY_LIMIT
 from workflows.routing import route_facts
 from workflows.states import TERMINAL, State
 

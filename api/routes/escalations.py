@@ -19,7 +19,6 @@ from api.deps import (
     OperatorHolder,
     RuntimeDep,
 )
-from api.limits import ID_LIMIT, oversized
 from api.schemas import (
     AnswerPublic,
     CaseHistory,
@@ -47,8 +46,9 @@ from workers.intake import accept
 from workers.recovery import retry
 from workers.runtime import Runtime
 from workers.wake_acks import not_resumed_ids
-from workflows.errors import InvalidInput, NotFound, PacketRefused
+from workflows.errors import InvalidInput, NotFound
 from workflows.identities import Responder
+from workflows.limits import ID_LIMIT
 from workflows.states import TERMINAL, State
 
 router = APIRouter()
@@ -67,9 +67,6 @@ def raise_escalation(
     request: Annotated[object, Body(description="{packet, snapshot?, options?, wake?, owner?}")],
     _role: CurrentAgent,
 ) -> EscalationAccepted:
-    too_long = oversized(request)
-    if too_long:
-        raise PacketRefused(too_long)
     accepted = accept(runtime, request)
     public_url = runtime.settings.resolved_public_url
     return answer_accepted(runtime, accepted, response, public_url=public_url)

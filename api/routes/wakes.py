@@ -9,10 +9,10 @@ from fastapi.security import HTTPAuthorizationCredentials
 
 from api.auth import bearer, require
 from api.deps import RuntimeDep
-from api.limits import ID_LIMIT
 from api.schemas import WakeAcknowledged
 from models.store import iso
 from workers.wake_acks import acknowledge
+from workflows.limits import ID_LIMIT
 from workflows.wake_acks import ResumedVia
 
 router = APIRouter()
