@@ -16,6 +16,7 @@ from api.auth import Holder
 from models.db import transaction
 from models.sessions import live_session, open_session, revoke_session, revoke_unlisted
 from workers.runtime import Runtime
+from workflows.secrets import scan_text
 
 COOKIE = "escalate_dashboard"
 SESSION_AGE = timedelta(hours=12)  # an operator signs in once a working day
@@ -78,7 +79,7 @@ class SignIns:
             return open_session(
                 session,
                 role=role,
-                name=clean_name(name),
+                name="" if scan_text(name) else clean_name(name),  # a secret is never kept
                 token_digest=digest,
                 now=datetime.now(UTC),
                 age=SESSION_AGE,

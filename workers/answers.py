@@ -89,6 +89,17 @@ def answer(
             "text": text,
         }
     )
+    # Who sent it and the platform's id are stored, logged and copied into the decision,
+    # DECISION.md and the command file: a secret there is refused, never kept.
+    unfit += [
+        f"{name}: contains a secret ({', '.join(kinds)})"
+        for name, value in (
+            ("sender", who.identity),
+            ("note", who.note),
+            ("message_id", message_id),
+        )
+        if value and (kinds := scan_text(value))
+    ]
     if unfit:  # refused whole, before the case is locked: nothing half-stored, no 500
         raise InvalidInput("; ".join(unfit))
     now = datetime.now(UTC)

@@ -125,7 +125,7 @@ def admit(
     except ValueError as exc:
         problems.append(str(exc))
     if find_secrets is not None:
-        for part in ("snapshot", "options", "wake"):
+        for part in ("snapshot", "options", "wake", "owner"):
             problems += [
                 f"{finding.field}: contains a secret ({finding.kind})"
                 for finding in find_secrets(request.get(part) or {}, path=part)
