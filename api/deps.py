@@ -6,6 +6,7 @@ Everything is read from `app.state`, which create_app fills once; no route close
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from ipaddress import IPv4Network, IPv6Network, ip_address
 from typing import Annotated, cast
 from urllib.parse import urlsplit
 
@@ -104,3 +105,28 @@ def dashboard_action(
 # A signed-in operator looking (else: to the sign-in page), or acting from this site (else 403).
 DashboardSession = Annotated[Operator, Depends(dashboard_session)]
 DashboardAction = Annotated[Operator, Depends(dashboard_action)]
+
+
+def caller_address(request: Request, runtime: RuntimeDep) -> str:
+    """The caller's address: the peer, or, when the peer is a configured trusted proxy, the
+    nearest X-Forwarded-For entry that is not one (a header from anyone else is ignored)."""
+    peer = request.client.host if request.client else "unknown"
+    proxies = runtime.settings.proxy_networks
+    if not proxies or not _within(peer, proxies):
+        return peer
+    hops = [h.strip() for h in request.headers.get("x-forwarded-for", "").split(",") if h.strip()]
+    for hop in reversed(hops):
+        if not _within(hop, proxies):
+            return hop
+    return peer
+
+
+def _within(address: str, networks: tuple[IPv4Network | IPv6Network, ...]) -> bool:
+    try:
+        parsed = ip_address(address)
+    except ValueError:
+        return False
+    return any(parsed in network for network in networks)
+
+
+CallerAddress = Annotated[str, Depends(caller_address)]
