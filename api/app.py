@@ -27,7 +27,7 @@ from api.routes import (
     wakes,
 )
 from api.sessions import SignIns
-from api.statuses import UNAVAILABLE, on_error, on_invalid_body, on_unavailable
+from api.statuses import UNAVAILABLE, declare_statuses, on_error, on_invalid_body, on_unavailable
 from models.migrate import upgrade
 from models.packet import EscalationRequest
 from models.settings import Settings
@@ -104,7 +104,7 @@ def _openapi_with_models(app: FastAPI) -> dict[str, Any]:
                 "application/json": {"schema": {"$ref": "#/components/schemas/EscalationRequest"}}
             },
         }
-        app.openapi_schema = spec
+        app.openapi_schema = declare_statuses(spec)
     return app.openapi_schema
 
 

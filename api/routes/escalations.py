@@ -76,7 +76,7 @@ def raise_escalation(
 def list_escalations(
     db: DbDep,
     _role: CurrentRole,
-    state: Filter = None,
+    state: Annotated[State | None, Query()] = None,  # an enum column: '' would be a 500
     severity: Filter = None,
     run: Filter = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
