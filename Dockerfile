@@ -55,4 +55,4 @@ RUN ESCALATE_HOME=/tmp/build-check escalate --help > /dev/null \
 USER escalate
 EXPOSE 8765 5555
 
-CMD ["uvicorn", "--factory", "api.app:app_from_env", "--host", "0.0.0.0", "--port", "8765"]
+CMD ["uvicorn", "--factory", "api.app:app_from_env", "--host", "0.0.0.0", "--port", "8765", "--no-proxy-headers"]

@@ -12,7 +12,7 @@ from fastapi.openapi.utils import get_openapi
 from fastapi.responses import HTMLResponse, RedirectResponse
 from starlette.middleware.body_limit import RequestBodyLimitMiddleware
 
-from api.auth import load_tokens
+from api.auth import Holder, load_holders
 from api.deps import NotSignedIn, SignInRequired
 from api.pages import PageHeaders, page
 from api.routes import (
@@ -28,7 +28,7 @@ from api.routes import (
     wakes,
 )
 from api.sessions import SignIns
-from api.statuses import UNAVAILABLE, on_error, on_invalid_body, on_unavailable
+from api.statuses import UNAVAILABLE, declare_statuses, on_error, on_invalid_body, on_unavailable
 from models.migrate import upgrade
 from models.packet import EscalationRequest
 from models.settings import Settings
@@ -41,18 +41,18 @@ from workflows.errors import EscalationError
 def create_app(settings: Settings, *, migrate: bool = True) -> FastAPI:
     """The API bound to `settings`; the database is migrated when the app starts."""
     runtime = runtime_for(make_celery(settings))
-    tokens = load_tokens(settings)
+    holders = load_holders(settings)
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         if migrate:
-            _start(settings, runtime, tokens)
+            _start(settings, runtime, holders)
         yield
         runtime.engine.dispose()
 
     app = FastAPI(title="agent-escalation", version="0.1.0", lifespan=lifespan)
     app.state.runtime = runtime
-    app.state.tokens = tokens
+    app.state.holders = holders
     app.state.limiter = MissLimiter()
 
     # FastAPI 0.163 has no max_body_size of its own (0.165 does); Starlette's middleware is
@@ -76,10 +76,10 @@ def create_app(settings: Settings, *, migrate: bool = True) -> FastAPI:
     return app
 
 
-def _start(settings: Settings, runtime: Runtime, tokens: dict[str, str]) -> None:
+def _start(settings: Settings, runtime: Runtime, holders: dict[str, Holder]) -> None:
     """Bring the schema up to date; end sign-ins of tokens no longer configured."""
     upgrade(settings)
-    SignIns(runtime, tokens).revoke_removed_tokens()
+    SignIns(runtime, holders).revoke_removed_tokens()
 
 
 async def _to_sign_in(_request: Request, _error: Exception) -> RedirectResponse:
@@ -105,7 +105,7 @@ def _openapi_with_models(app: FastAPI) -> dict[str, Any]:
                 "application/json": {"schema": {"$ref": "#/components/schemas/EscalationRequest"}}
             },
         }
-        app.openapi_schema = spec
+        app.openapi_schema = declare_statuses(spec)
     return app.openapi_schema
 
 

@@ -6,13 +6,14 @@ Everything is read from `app.state`, which create_app fills once; no route close
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from ipaddress import IPv4Network, IPv6Network, ip_address
 from typing import Annotated, cast
 from urllib.parse import urlsplit
 
 from fastapi import Cookie, Depends, Request
 from sqlmodel import Session
 
-from api.auth import require
+from api.auth import Holder, require, require_holder
 from api.sessions import COOKIE, Operator, SignIns
 from workers.inbound.dispatch import MissLimiter
 from workers.runtime import Runtime
@@ -43,10 +44,12 @@ LimiterDep = Annotated[MissLimiter, Depends(miss_limiter)]
 CurrentAgent = Annotated[str, Depends(require("agent"))]
 CurrentRole = Annotated[str, Depends(require("agent", "operator"))]
 CurrentOperator = Annotated[str, Depends(require("operator"))]
+# The token's holder (role and bound name): who an operator's answer is from.
+OperatorHolder = Annotated[Holder, Depends(require_holder("operator"))]
 
 
 def sign_ins(request: Request, runtime: RuntimeDep) -> SignIns:
-    return SignIns(runtime, cast(Mapping[str, str], request.app.state.tokens))
+    return SignIns(runtime, cast(Mapping[str, Holder], request.app.state.holders))
 
 
 SignInsDep = Annotated[SignIns, Depends(sign_ins)]
@@ -106,3 +109,28 @@ def dashboard_action(
 # A signed-in operator looking (else: to the sign-in page), or acting from this site (else 403).
 DashboardSession = Annotated[Operator, Depends(dashboard_session)]
 DashboardAction = Annotated[Operator, Depends(dashboard_action)]
+
+
+def caller_address(request: Request, runtime: RuntimeDep) -> str:
+    """The caller's address: the peer, or, when the peer is a configured trusted proxy, the
+    nearest X-Forwarded-For entry that is not one (a header from anyone else is ignored)."""
+    peer = request.client.host if request.client else "unknown"
+    proxies = runtime.settings.proxy_networks
+    if not proxies or not _within(peer, proxies):
+        return peer
+    hops = [h.strip() for h in request.headers.get("x-forwarded-for", "").split(",") if h.strip()]
+    for hop in reversed(hops):
+        if not _within(hop, proxies):
+            return hop
+    return peer
+
+
+def _within(address: str, networks: tuple[IPv4Network | IPv6Network, ...]) -> bool:
+    try:
+        parsed = ip_address(address)
+    except ValueError:
+        return False
+    return any(parsed in network for network in networks)
+
+
+CallerAddress = Annotated[str, Depends(caller_address)]

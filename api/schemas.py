@@ -11,7 +11,8 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from api.limits import (
+from workflows.judgement import ReplyOutcome
+from workflows.limits import (
     CHANNEL_LIMIT,
     ID_LIMIT,
     IDS_LIMIT,
@@ -21,7 +22,6 @@ from api.limits import (
     SENDER_LIMIT,
     URL_LIMIT,
 )
-from workflows.judgement import ReplyOutcome
 from workflows.stage_results import Resolution
 from workflows.vocabulary import Severity
 
@@ -166,7 +166,7 @@ class ReplyCreate(BaseModel):
     sender: str | None = Field(
         default=None,
         max_length=SENDER_LIMIT,
-        description="a name kept beside the token's role; it cannot pose as another identity",
+        description="a name recorded as a note; the answer is from the token's holder",
     )
 
 

@@ -47,6 +47,7 @@ def commands(settings: Settings) -> dict[str, list[str]]:
             str(settings.port),
             "--log-level",
             "warning",
+            "--no-proxy-headers",  # the caller's address is ours to read (trusted_proxies)
         ],
         "worker": [
             *celery,

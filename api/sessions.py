@@ -12,9 +12,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from api.auth import Holder
 from models.db import transaction
 from models.sessions import live_session, open_session, revoke_session, revoke_unlisted
 from workers.runtime import Runtime
+from workflows.secrets import scan_text
 
 COOKIE = "escalate_dashboard"
 SESSION_AGE = timedelta(hours=12)  # an operator signs in once a working day
@@ -24,15 +26,21 @@ NAME_LIMIT = 40
 
 @dataclass(frozen=True)
 class Operator:
-    """Who is signed in: a role, and the name they gave at sign-in."""
+    """Who is signed in: a role, the name they gave at sign-in, and the token's bound name."""
 
     role: str
     name: str
+    bound: str = ""  # the name ESCALATE_API_TOKENS binds to the token (role:token:name)
 
     @property
     def who(self) -> str:
         """'operator/ana', or the bare role when no name was given."""
         return f"{self.role}/{self.name}" if self.name else self.role
+
+    @property
+    def identity(self) -> str:
+        """Who answers, as the server knows it: the token's name or role, never the typed name."""
+        return f"dashboard:{self.bound or self.role}"
 
 
 def clean_name(raw: str) -> str:
@@ -41,9 +49,9 @@ def clean_name(raw: str) -> str:
 
 
 class SignIns:
-    """Sessions for the tokens configured now: {token: role}."""
+    """Sessions for the tokens configured now: {token: Holder}."""
 
-    def __init__(self, runtime: Runtime, tokens: Mapping[str, str]) -> None:
+    def __init__(self, runtime: Runtime, tokens: Mapping[str, Holder]) -> None:
         self._runtime = runtime
         self._tokens = tokens
 
@@ -53,7 +61,10 @@ class SignIns:
         return hmac.new(key, b"dashboard-token:" + token.encode(), hashlib.sha256).hexdigest()
 
     def _roles_by_digest(self) -> dict[str, str]:
-        return {self._digest(t): r for t, r in self._tokens.items() if r in ROLES}
+        return {self._digest(t): h.role for t, h in self._tokens.items() if h.role in ROLES}
+
+    def _names_by_digest(self) -> dict[str, str]:
+        return {self._digest(t): h.name for t, h in self._tokens.items()}
 
     def open(self, presented: str, name: str) -> str | None:
         """A new session's cookie, or None when the token is not an operator's or admin's."""
@@ -68,7 +79,7 @@ class SignIns:
             return open_session(
                 session,
                 role=role,
-                name=clean_name(name),
+                name="" if scan_text(name) else clean_name(name),  # a secret is never kept
                 token_digest=digest,
                 now=datetime.now(UTC),
                 age=SESSION_AGE,
@@ -82,7 +93,9 @@ class SignIns:
             row = live_session(
                 session, cookie, now=datetime.now(UTC), tokens=self._roles_by_digest()
             )
-            return Operator(row.role, row.name) if row is not None else None
+            if row is None:
+                return None
+            return Operator(row.role, row.name, self._names_by_digest().get(row.token_digest, ""))
 
     def close(self, cookie: str | None) -> None:
         """Sign-out: the cookie's session ends here, whatever the browser keeps."""

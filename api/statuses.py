@@ -137,3 +137,37 @@ async def on_invalid_body(_request: Request, error: Exception) -> JSONResponse:
         for e in error.errors()
     ]
     return JSONResponse({"detail": fields}, 422)
+
+
+# What every error answer carries (our handler, HTTPException, the body check, an outage).
+ERROR_SCHEMA: dict[str, Any] = {
+    "title": "ErrorBody",
+    "type": "object",
+    "properties": {
+        "detail": {"description": "what was refused: a line, or the fields by name"},
+        "errors": {"type": "array", "items": {"type": "string"}},
+        "down": {"type": "object"},
+    },
+    "required": ["detail"],
+}
+# Statuses any operation may answer besides its own: the error tree's, an outage's, the
+# body cap's; plus 401/403 where a token is required.
+EVERY_OPERATION = sorted(
+    {code for _, code in ERROR_STATUS} | set(REJECTION_STATUS.values()) | {413, 422, 503}
+)
+
+
+def declare_statuses(spec: dict[str, Any]) -> dict[str, Any]:
+    """Add to every operation of an OpenAPI spec each status this table can give it."""
+    components = spec.setdefault("components", {}).setdefault("schemas", {})
+    components["ErrorBody"] = ERROR_SCHEMA
+    error = {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}}
+    for operations in spec.get("paths", {}).values():
+        for operation in operations.values():
+            responses = operation.setdefault("responses", {})
+            codes = [*EVERY_OPERATION, *([401, 403] if operation.get("security") else [])]
+            for code in codes:
+                if str(code) == "422" or str(code) not in responses:
+                    # our 422 names fields ({"detail": [...]}), not FastAPI's default shape
+                    responses[str(code)] = {"description": "refused", "content": error}
+    return spec

@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
+from ipaddress import IPv4Network, IPv6Network, ip_network
 from pathlib import Path
 
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from workflows.outbound import parse_allow_list
+
+
+def parse_networks(text: str | None) -> tuple[IPv4Network | IPv6Network, ...]:
+    """'10.0.0.1,192.168.0.0/16' as networks; ValueError names a bad entry."""
+    entries = [part.strip() for part in (text or "").split(",") if part.strip()]
+    try:
+        return tuple(ip_network(entry, strict=False) for entry in entries)
+    except ValueError as exc:
+        raise ValueError(f"ESCALATE_TRUSTED_PROXIES: {exc}") from None
+
 
 REPO_EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
@@ -101,7 +112,22 @@ class Settings(BaseSettings):
         parse_allow_list(value)  # a typo fails at start, naming the entry
         return value
 
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _proxies_parse(cls, value: str | None) -> str | None:
+        parse_networks(value)
+        return value
+
+    @property
+    def proxy_networks(self) -> tuple[IPv4Network | IPv6Network, ...]:
+        return parse_networks(self.trusted_proxies)
+
     # The HTTP faces (api/).
+    trusted_proxies: str | None = Field(
+        default=None,
+        description="Addresses or CIDRs (','-separated) of reverse proxies whose "
+        "X-Forwarded-For names the caller; unset, the peer address is the caller.",
+    )
     max_body_size: int = Field(
         default=256 * 1024,
         ge=1024,

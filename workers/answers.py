@@ -27,7 +27,8 @@ from workers.answering import token_hash
 from workers.pipelines import counted, save_counters
 from workers.runtime import Runtime
 from workers.stage_runs import nudge
-from workflows.errors import NotFound
+from workflows.errors import InvalidInput, NotFound
+from workflows.identities import Responder
 from workflows.judgement import (
     Judgement,
     PipelineFacts,
@@ -38,6 +39,7 @@ from workflows.judgement import (
     superseded_message,
     withheld_marker,
 )
+from workflows.limits import reply_refusals
 from workflows.replies import GRAMMAR_VERSION
 from workflows.secrets import scan_text
 from workflows.stage_results import Stage
@@ -66,15 +68,40 @@ def answer(
     *,
     option: str | None = None,
     text: str | None = None,
-    responder: str,
+    responder: Responder | str,
     channel: str,
     message_id: str | None = None,
 ) -> Answer:
     """Judge and record one reply; decide the case if it is the first deciding one.
 
+    `responder` is who the server authenticated; a bare string is an unverified identity.
     `message_id` is the platform's id for the message: a second delivery of it is
     recognised and changes nothing.
     """
+    who = responder if isinstance(responder, Responder) else Responder(responder)
+    unfit = reply_refusals(
+        {
+            "sender": who.identity,
+            "note": who.note,
+            "channel": channel,
+            "message_id": message_id,
+            "option": option,
+            "text": text,
+        }
+    )
+    # Who sent it and the platform's id are stored, logged and copied into the decision,
+    # DECISION.md and the command file: a secret there is refused, never kept.
+    unfit += [
+        f"{name}: contains a secret ({', '.join(kinds)})"
+        for name, value in (
+            ("sender", who.identity),
+            ("note", who.note),
+            ("message_id", message_id),
+        )
+        if value and (kinds := scan_text(value))
+    ]
+    if unfit:  # refused whole, before the case is locked: nothing half-stored, no 500
+        raise InvalidInput("; ".join(unfit))
     now = datetime.now(UTC)
     try:
         with transaction(runtime.engine) as session:
@@ -88,13 +115,13 @@ def answer(
                     f"Already received this message (it was {seen.outcome}).",
                 )
             context = _context(session, row, now=now)
-            verdict = judge(context, option=option, text=text or "", responder=responder)
-            result = _record(session, row, verdict, responder, channel, now, message_id)
+            verdict = judge(context, option=option, text=text or "", responder=who)
+            result = _record(session, row, verdict, who, channel, now, message_id)
     except IntegrityError:
         # Another reply decided (or the same message arrived) between our read and our
         # commit: the database kept one.
         raw = option if option is not None else (text or "")
-        return _record_superseded(runtime, escalation_id, raw, responder, channel)
+        return _record_superseded(runtime, escalation_id, raw, who.identity, channel)
     if result.decided:
         nudge(runtime.app, Stage.CLOSE, escalation_id)
     return result
@@ -138,7 +165,7 @@ def _record(
     session: Session,
     row: Escalation,
     verdict: Judgement,
-    responder: str,
+    who: Responder,
     channel: str,
     now: datetime,
     message_id: str | None,
@@ -146,11 +173,14 @@ def _record(
     """Keep the reply with its outcome; on a decision, charge the caps and decide."""
     match = verdict.match
     withheld = verdict.outcome is ReplyOutcome.WITHHELD
+    parsed = {} if withheld else match.to_dict()
+    if who.note:  # a name the caller gave: kept beside the reply, decides nothing
+        parsed = {**parsed, "note": who.note}
     reply = record_reply(
         session,
         row,
         channel=channel,
-        sender=responder,
+        sender=who.identity,
         text=verdict.text,
         option=match.option.label if match.option else None,
         matched_by=match.matched_by,
@@ -158,7 +188,7 @@ def _record(
         now=now,
         audit={
             "platform_message_id": message_id,
-            "parsed": {} if withheld else match.to_dict(),
+            "parsed": parsed,
             "grammar_version": GRAMMAR_VERSION,
             "token_id": row.reply_token_hash[:12] if row.reply_token_hash else None,
         },
@@ -172,7 +202,7 @@ def _record(
     if verdict.counters is not None:
         save_counters(session, row, verdict.counters, now=now)
     chosen = verdict.chosen
-    result = decide(case_of(row), chosen, responder=responder, channel=channel, now=now)
+    result = decide(case_of(row), chosen, responder=who.identity, channel=channel, now=now)
     apply_result(session, row, result, now=now, reply_id=reply.id)
     session.flush()  # the unique key on decisions settles a race here or at commit
     decision = decision_of(session, row.id)

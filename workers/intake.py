@@ -16,6 +16,7 @@ from workers.runtime import Runtime
 from workflows.case import options_to_json
 from workflows.errors import PacketRefused
 from workflows.intake import Admission, admit, question_key
+from workflows.limits import unstorable
 from workflows.secrets import find_secrets, scan_text
 from workflows.stage_results import EventSpec, Resolution
 from workflows.states import State
@@ -129,8 +130,8 @@ def _record_refusal(runtime: Runtime, request: Any, problems: list[str], *, now:
 
     def text(key: str, default: str) -> str:
         value = packet.get(key)
-        if not isinstance(value, str) or not value.strip() or scan_text(value):
-            return default  # a missing id, or one holding a secret, is never stored
+        if not isinstance(value, str) or not value.strip() or scan_text(value) or unstorable(value):
+            return default  # a missing id, or one holding a secret or a NUL, is never stored
         return value[:200]
 
     row = Escalation(

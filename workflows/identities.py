@@ -2,11 +2,41 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from workflows.errors import InvalidInput
 
 ANY_LINK = "link:*"
 LINK_VIA = "link via "
 PATTERN_FORMS = "e.g. slack:U123, telegram:*, api:operator, link via ops or link:*"
+
+
+# A token's holder is one person on either face that takes the token (API and dashboard).
+TOKEN_FACES = ("api:", "dashboard:")
+
+
+@dataclass(frozen=True)
+class Responder:
+    """Who answered, as the server knows it: never a name the caller typed.
+
+    `verified`: the server itself authenticated `identity` (a platform-signed user, a bearer
+    token and the name bound to it, a dashboard session). Links, ntfy buttons and chat
+    bridges carry only a code or a reported name: they are unverified. `note` is a name the
+    caller gave; it is recorded beside the reply and decides nothing.
+    """
+
+    identity: str
+    verified: bool = False
+    note: str | None = None
+
+
+def holder_key(identity: str) -> str:
+    """identity_key, with a token's two faces (api:, dashboard:) read as one holder."""
+    key = identity_key(identity)
+    for face in TOKEN_FACES:
+        if key.startswith(face):
+            return "token:" + key.removeprefix(face)
+    return key
 
 
 def identity_key(identity: str) -> str:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workflows.case import Option, parse_options
+from workflows.limits import refusals
 from workflows.packet_checks import CheckResult, check_packet
 
 FINGERPRINT_KINDS = {"none": None, "git": "path", "file": "path", "http": "url"}
@@ -113,6 +114,11 @@ def admit(
     """Check a request `{packet, snapshot?, options?, wake?, owner?}`; refuse every problem."""
     if not isinstance(request, dict):
         return Admission(("request: must be an object with a packet",))
+    # First: what no column, channel or wake-up could carry (over a cap, a NUL, a lone
+    # surrogate) is refused before any check reads it, by HTTP, send_task and pipelines alike.
+    unfit = refusals(request)
+    if unfit:
+        return Admission(tuple(unfit))
     problems = [
         f"{key}: unknown field (use packet, snapshot, options, wake, owner)"
         for key in sorted(set(request) - REQUEST_KEYS)
@@ -129,7 +135,7 @@ def admit(
     except ValueError as exc:
         problems.append(str(exc))
     if find_secrets is not None:
-        for part in ("snapshot", "options", "wake"):
+        for part in ("snapshot", "options", "wake", "owner"):
             problems += [
                 f"{finding.field}: contains a secret ({finding.kind})"
                 for finding in find_secrets(request.get(part) or {}, path=part)

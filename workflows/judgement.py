@@ -15,6 +15,7 @@ from enum import StrEnum
 
 from workflows.case import Option
 from workflows.design import Design
+from workflows.identities import Responder
 from workflows.pipeline import Counters, charge, command_option, executable
 from workflows.replies import ReplyMatch, clarification, parse_reply
 from workflows.reply_vocabulary import match_option_name
@@ -91,7 +92,7 @@ class Judgement:
         return self.outcome is ReplyOutcome.DECIDED
 
 
-def judge(case: ReplyContext, *, option: str | None, text: str, responder: str) -> Judgement:
+def judge(case: ReplyContext, *, option: str | None, text: str, responder: Responder) -> Judgement:
     """Judge a reply that names an `option` (a button, a link, the API) or is free `text`."""
     raw = option if option is not None else text
     kinds = scan_text(raw)
@@ -138,9 +139,10 @@ def judge(case: ReplyContext, *, option: str | None, text: str, responder: str) 
         case.design,
         severity=case.severity,
         trigger_type=case.trigger_type,
-        responder=responder,
+        responder=responder.identity,
         owner=case.owner,
         resumes=chosen.resumes,
+        verified=responder.verified,
     )
     if not allowed.allowed:
         return verdict(ReplyOutcome.NOT_ALLOWED, f"Not decided: {allowed.reason}.")

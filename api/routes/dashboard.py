@@ -25,7 +25,6 @@ from api.deps import (
     SignInsDep,
     same_site,
 )
-from api.limits import LABEL_LIMIT, REPLY_LIMIT
 from api.metrics import figures, insight_rows
 from api.pages import page
 from api.sessions import COOKIE, SESSION_AGE
@@ -45,7 +44,9 @@ from workflows.console import (
     understood_words,
 )
 from workflows.errors import Conflict, DesignError, InvalidInput, NotFound
+from workflows.identities import Responder
 from workflows.judgement import ReplyOutcome, answers_now, understand
+from workflows.limits import LABEL_LIMIT, REPLY_LIMIT
 from workflows.secrets import scan_text
 from workflows.states import TERMINAL, State
 
@@ -364,8 +365,8 @@ def post_answer(
     db.close()  # end the read before answer() takes the write lock (SQLite: one writer)
     try:
         result = answer(
-            runtime, escalation_id, option=option, responder=f"dashboard:{operator.who}",
-            channel="dashboard",
+            runtime, escalation_id, option=option, channel="dashboard",
+            responder=Responder(operator.identity, verified=True, note=operator.name or None),
         )  # fmt: skip
     except NotFound:
         return page("dashboard_case.html", 404, missing=escalation_id, role=operator.who)
@@ -405,8 +406,8 @@ def send_reply(
     """A free-text reply, judged by the reply grammar like one from chat."""
     try:
         result = answer(
-            runtime, escalation_id, text=text, responder=f"dashboard:{operator.who}",
-            channel="dashboard",
+            runtime, escalation_id, text=text, channel="dashboard",
+            responder=Responder(operator.identity, verified=True, note=operator.name or None),
         )  # fmt: skip
     except NotFound:
         return page("dashboard_case.html", 404, missing=escalation_id, role=operator.who)
@@ -422,7 +423,7 @@ def acknowledge_case(
 ) -> Response:
     """ "I have it": who and why on the timeline and the card; nothing is decided."""
     try:
-        acknowledge(runtime, escalation_id, by=f"dashboard:{operator.who}", reason=reason)
+        acknowledge(runtime, escalation_id, by=operator.identity, reason=reason)
     except (Conflict, NotFound, InvalidInput) as refused:
         return page("dashboard_case.html", 409, problem=str(refused), role=operator.who)
     return _to_case(escalation_id, "acknowledged")
@@ -439,7 +440,7 @@ def extend_case(
     """More time before the default: minutes added to the deadline, with who and why."""
     try:
         extend_deadline(
-            runtime, escalation_id, minutes=minutes, by=f"dashboard:{operator.who}", reason=reason
+            runtime, escalation_id, minutes=minutes, by=operator.identity, reason=reason
         )
     except (Conflict, NotFound, InvalidInput) as refused:
         return page("dashboard_case.html", 409, problem=str(refused), role=operator.who)
@@ -451,7 +452,7 @@ def retry_parked(escalation_id: str, operator: DashboardAction, runtime: Runtime
     """A parked case back to work. The cookie is SameSite=Strict, and a cross-site
     Origin is refused as well, so another site cannot make a signed-in browser post."""
     try:
-        retry(runtime, escalation_id, by=f"dashboard:{operator.who}")
+        retry(runtime, escalation_id, by=operator.identity)
     except (Conflict, NotFound) as refused:
         return page("dashboard_case.html", 409, problem=str(refused), role=operator.who)
     return RedirectResponse(f"/dashboard/cases/{escalation_id}", status_code=303)

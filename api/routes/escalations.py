@@ -11,8 +11,14 @@ from fastapi.concurrency import run_in_threadpool
 from sqlalchemy import func
 from sqlmodel import Session, col, select
 
-from api.deps import CurrentAgent, CurrentOperator, CurrentRole, DbDep, RuntimeDep
-from api.limits import ID_LIMIT, oversized
+from api.deps import (
+    CurrentAgent,
+    CurrentOperator,
+    CurrentRole,
+    DbDep,
+    OperatorHolder,
+    RuntimeDep,
+)
 from api.schemas import (
     AnswerPublic,
     CaseHistory,
@@ -40,7 +46,9 @@ from workers.intake import accept
 from workers.recovery import retry
 from workers.runtime import Runtime
 from workers.wake_acks import not_resumed_ids
-from workflows.errors import InvalidInput, NotFound, PacketRefused
+from workflows.errors import InvalidInput, NotFound
+from workflows.identities import Responder
+from workflows.limits import ID_LIMIT
 from workflows.states import TERMINAL, State
 
 router = APIRouter()
@@ -59,9 +67,6 @@ def raise_escalation(
     request: Annotated[object, Body(description="{packet, snapshot?, options?, wake?, owner?}")],
     _role: CurrentAgent,
 ) -> EscalationAccepted:
-    too_long = oversized(request)
-    if too_long:
-        raise PacketRefused(too_long)
     accepted = accept(runtime, request)
     public_url = runtime.settings.resolved_public_url
     return answer_accepted(runtime, accepted, response, public_url=public_url)
@@ -71,7 +76,7 @@ def raise_escalation(
 def list_escalations(
     db: DbDep,
     _role: CurrentRole,
-    state: Filter = None,
+    state: Annotated[State | None, Query()] = None,  # an enum column: '' would be a 500
     severity: Filter = None,
     run: Filter = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
@@ -150,14 +155,15 @@ def post_reply(
     body: ReplyCreate,
     runtime: RuntimeDep,
     response: Response,
-    role: CurrentOperator,
+    holder: OperatorHolder,
 ) -> AnswerPublic:
-    """Answer with `{"option": LABEL}` or `{"text": REPLY}`; the status says what became of it."""
+    """Answer with `{"option": LABEL}` or `{"text": REPLY}`; the status says what became of it.
+
+    The answer is from the token's holder (api:NAME for a token bound to a name, else
+    api:ROLE); a `sender` the caller adds is recorded as a note and decides nothing."""
     if body.option is None and not (body.text or "").strip():
         raise InvalidInput('send {"option": LABEL} or {"text": REPLY}')
-    # The token says who this is; a name the caller adds is kept, but cannot pose as
-    # another identity (a design's deciders, the run's owner).
-    responder = f"api:{role}/{body.sender}" if body.sender else f"api:{role}"
+    responder = Responder(f"api:{holder.identity}", verified=True, note=body.sender or None)
     result = answer(
         runtime,
         escalation_id,

@@ -12,7 +12,7 @@ from fastapi import APIRouter, Request, Response
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 
-from api.deps import CurrentOperator, LimiterDep, RuntimeDep
+from api.deps import CallerAddress, LimiterDep, OperatorHolder, RuntimeDep
 from api.schemas import InboundAnswer, InboundTextCreate
 from api.statuses import status_of
 from api.views import inbound_answer
@@ -29,13 +29,18 @@ PLATFORM_ANSWERS: dict[int | str, dict[str, Any]] = {
 }
 
 
-def _answered(runtime: Runtime, limiter: MissLimiter, message: InboundMessage) -> JSONResponse:
-    result = route_reply(runtime, limiter, message)
+def _answered(
+    runtime: Runtime, limiter: MissLimiter, message: InboundMessage, caller: str | None
+) -> JSONResponse:
+    result = route_reply(runtime, limiter, message, caller=caller)
     return JSONResponse(inbound_answer(result).model_dump(mode="json"), status_of(result))
 
 
 def _from_platform(
-    runtime: Runtime, limiter: MissLimiter, read: Callable[[], InboundMessage | dict[str, str]]
+    runtime: Runtime,
+    limiter: MissLimiter,
+    read: Callable[[], InboundMessage | dict[str, str]],
+    caller: str | None = None,
 ) -> JSONResponse:
     """Read the platform's request (refusals reach the error handler) and answer its reply."""
     try:
@@ -44,7 +49,7 @@ def _from_platform(
         return JSONResponse({"ignored": ignored.reason}, 200)
     if isinstance(message, dict):  # Slack's url_verification challenge
         return JSONResponse(message, 200)
-    return _answered(runtime, limiter, message)
+    return _answered(runtime, limiter, message, caller)
 
 
 @router.post("/v1/inbound/text", responses={409: {"model": InboundAnswer}})
@@ -53,7 +58,7 @@ def inbound_text(
     runtime: RuntimeDep,
     limiter: LimiterDep,
     response: Response,
-    _role: CurrentOperator,
+    holder: OperatorHolder,
 ) -> InboundAnswer:
     """A reply from any chat bridge: the text starts with the case's code."""
     if body.text is None or not body.text.strip():
@@ -65,7 +70,8 @@ def inbound_text(
         sender=body.sender or "unknown",
         message_id=body.message_id or "",
     )
-    result = route_reply(runtime, limiter, message)
+    # Throttled per token holder: a bridge's reported channel and sender are its own words.
+    result = route_reply(runtime, limiter, message, caller=f"token:{holder.identity}")
     response.status_code = status_of(result)
     return inbound_answer(result)
 
@@ -109,14 +115,15 @@ async def inbound_telegram(
 
 
 @router.post("/v1/inbound/ntfy", responses=PLATFORM_ANSWERS)
-async def inbound_ntfy(request: Request, runtime: RuntimeDep, limiter: LimiterDep) -> JSONResponse:
+async def inbound_ntfy(
+    request: Request, runtime: RuntimeDep, limiter: LimiterDep, caller: CallerAddress
+) -> JSONResponse:
     """ntfy action buttons: the phone POSTs '<code> <option>'; the code is the credential."""
     raw = await request.body()
-    # ntfy names no sender: throttle unknown codes per caller address instead, so one
-    # guesser cannot lock everybody's buttons out.
-    caller = request.client.host if request.client else "unknown"
+    # ntfy names no sender: throttle unknown codes per caller address instead (the peer, or
+    # what a configured trusted proxy reports), so one guesser cannot lock everybody out.
 
     def read() -> InboundMessage:
         return replace(ntfy.parse(raw, request.headers), sender=f"ntfy@{caller}")
 
-    return await run_in_threadpool(_from_platform, runtime, limiter, read)
+    return await run_in_threadpool(_from_platform, runtime, limiter, read, f"ntfy@{caller}")

@@ -15,6 +15,7 @@ from workers.answering import LinkClaim, read_link
 from workers.answers import answer
 from workers.runtime import Runtime
 from workflows.errors import LinkRefused
+from workflows.identities import Responder
 
 router = APIRouter(include_in_schema=False)
 
@@ -60,7 +61,7 @@ def decide_by_link(signed: str, runtime: RuntimeDep) -> HTMLResponse:
         runtime,
         claim.escalation_id,
         option=claim.option,
-        responder=f"link via {claim.via}",
+        responder=Responder(f"link via {claim.via}", verified=False),  # a link is a bearer code
         channel="link",
     )
     title = "Decided" if result.decided else "Not decided"

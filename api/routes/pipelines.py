@@ -8,10 +8,10 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Response, status
 
 from api.deps import CurrentAgent, CurrentRole, RuntimeDep
-from api.limits import PATH_LIMIT
 from api.schemas import PhaseCounters, PipelineAccepted, PipelineEscalationCreate
 from api.views import answer_accepted
 from workers.pipelines import phase_counters, raise_pipeline
+from workflows.limits import PATH_LIMIT
 
 router = APIRouter()
 Key = Annotated[str, Query(min_length=1, max_length=PATH_LIMIT)]

@@ -7,9 +7,9 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Response, status
 
 from api.deps import CurrentAgent, CurrentRole, RuntimeDep
-from api.limits import ID_LIMIT
 from api.schemas import BlockersCreate, TaskBlockers, TaskWaits
 from workers import blockers
+from workflows.limits import ID_LIMIT
 
 router = APIRouter()
 

@@ -7,12 +7,12 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.security import HTTPAuthorizationCredentials
 
-from api.auth import bearer, require
+from api.auth import bearer, require_holder
 from api.deps import RuntimeDep
-from api.limits import ID_LIMIT
 from api.schemas import WakeAcknowledged
 from models.store import iso
 from workers.wake_acks import acknowledge
+from workflows.limits import ID_LIMIT
 from workflows.wake_acks import ResumedVia
 
 router = APIRouter()
@@ -31,7 +31,7 @@ def ack_wake(
     """The run took its decision and resumed; repeats change nothing. Authenticated by an
     agent or operator token, or by the token the wake itself carried."""
     if token is None:
-        require("agent", "operator")(request, credentials)
+        require_holder("agent", "operator")(request, credentials)
     done = acknowledge(runtime, wake_id, via=ResumedVia.ACK, token=token)
     return WakeAcknowledged(
         wake_id=wake_id, resumed_at=iso(done["resumed_at"]), first=done["first"]

@@ -191,7 +191,7 @@ def test_decide_from_a_card_and_a_reload_sends_nothing_again(
     assert "Confirm your answer" in page.inner_text("h1")  # type: ignore[attr-defined]
     page.click("button:has-text('Answer')")  # type: ignore[attr-defined]
     page.wait_for_url(f"**/dashboard/cases/{console.decide_case}?result=decided")  # type: ignore[attr-defined]
-    assert "Decided: approve by dashboard:operator/ana" in page.inner_text("body")  # type: ignore[attr-defined]
+    assert "Decided: approve by dashboard:operator" in page.inner_text("body")  # type: ignore[attr-defined]
     page.reload()  # type: ignore[attr-defined]
     assert "Decided. The run is being told." in page.inner_text("body")  # type: ignore[attr-defined]
     assert page.locator("textarea").count() == 0  # type: ignore[attr-defined]
@@ -224,13 +224,13 @@ def test_acknowledge_then_a_free_text_reply_shows_what_it_means_before_it_is_sen
     page.click("button:has-text('Acknowledge')")  # type: ignore[attr-defined]
     page.wait_for_url("**?result=acknowledged")  # type: ignore[attr-defined]
     badge = page.inner_text(f"#case-{console.words_case} .badge.acknowledged")  # type: ignore[attr-defined]
-    assert badge == "acknowledged by dashboard:operator/ana"
+    assert badge == "acknowledged by dashboard:operator"
     page.fill("textarea[name=text]", "deny, the totals look wrong")  # type: ignore[attr-defined]
     page.click("text=Preview reply")  # type: ignore[attr-defined]
     assert page.inner_text("#understood") == "It decides: deny."  # type: ignore[attr-defined]
     page.click("text=Send this reply")  # type: ignore[attr-defined]
     page.wait_for_url("**?result=decided")  # type: ignore[attr-defined]
-    assert "Decided: deny by dashboard:operator/ana" in page.inner_text("body")  # type: ignore[attr-defined]
+    assert "Decided: deny by dashboard:operator" in page.inner_text("body")  # type: ignore[attr-defined]
     page.context.close()  # type: ignore[attr-defined]
 
 

@@ -193,16 +193,16 @@ def test_given_url_verification_when_parsed_then_the_challenge_is_returned_to_ec
     [
         (
             {"client_msg_id": "cm-1", "text": f"{TOKEN} approve"},
-            InboundMessage(f"{TOKEN} approve", "slack", "U1", "cm-1"),
+            InboundMessage(f"{TOKEN} approve", "slack", "U1", "cm-1", verified=True),
         ),
-        ({"text": "  deny  "}, InboundMessage("deny", "slack", "U1", "C1:1.2")),
+        ({"text": "  deny  "}, InboundMessage("deny", "slack", "U1", "C1:1.2", verified=True)),
         (
             {"text": "approve &amp; ship &lt;now&gt;"},
-            InboundMessage("approve & ship <now>", "slack", "U1", "C1:1.2"),
+            InboundMessage("approve & ship <now>", "slack", "U1", "C1:1.2", verified=True),
         ),
         (
             {"subtype": "thread_broadcast", "thread_ts": "1.0"},
-            InboundMessage("approve", "slack", "U1", "C1:1.2"),
+            InboundMessage("approve", "slack", "U1", "C1:1.2", verified=True),
         ),
     ],
 )
@@ -245,7 +245,12 @@ def test_given_a_button_press_when_parsed_then_its_value_is_the_reply_with_the_t
     # Then the value is the text, user.id the sender, trigger_id the id, and the token is ours
     # (not the payload's deprecated verification "token")
     assert message == InboundMessage(
-        f"{TOKEN} approve", "slack", "U7", "13345224609.738474920.8088930838d88f008e0", TOKEN
+        f"{TOKEN} approve",
+        "slack",
+        "U7",
+        "13345224609.738474920.8088930838d88f008e0",
+        TOKEN,
+        verified=True,
     )
 
 
@@ -348,11 +353,17 @@ def tg_press(update_id: int, data: str = f"{TOKEN} approve") -> dict[str, Any]:
     [
         (
             tg_message(100, f" {TOKEN} approve "),
-            InboundMessage(f"{TOKEN} approve", "telegram", "42", "100"),
+            InboundMessage(f"{TOKEN} approve", "telegram", "42", "100", verified=True),
         ),
-        (tg_message(101, "deny"), InboundMessage("deny", "telegram", "42", "101")),
-        (tg_press(102), InboundMessage(f"{TOKEN} approve", "telegram", "42", "102", TOKEN)),
-        (tg_press(103, "approve"), InboundMessage("approve", "telegram", "42", "103")),
+        (tg_message(101, "deny"), InboundMessage("deny", "telegram", "42", "101", verified=True)),
+        (
+            tg_press(102),
+            InboundMessage(f"{TOKEN} approve", "telegram", "42", "102", TOKEN, verified=True),
+        ),
+        (
+            tg_press(103, "approve"),
+            InboundMessage("approve", "telegram", "42", "103", verified=True),
+        ),
     ],
 )
 def test_given_a_message_or_button_press_when_parsed_then_it_is_a_reply(

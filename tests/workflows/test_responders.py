@@ -38,6 +38,7 @@ def ask(
     trigger_type: str = "blocked",
     owner: str | None = None,
     resumes: bool = True,
+    verified: bool = True,
 ) -> Verdict:
     return may_decide(
         design,
@@ -46,6 +47,7 @@ def ask(
         responder=responder,
         owner=owner,
         resumes=resumes,
+        verified=verified,
     )
 
 
@@ -176,6 +178,33 @@ def ask(
             False,
             "slack:U999 may not decide: the high tier",
             id="not-a-decider-said-before-owner",
+        ),
+        pytest.param(
+            "link via ops",
+            {"trigger_type": "harm_risk", "owner": "slack:U123", "verified": False},
+            False,
+            "an unverified answer (link via ops) may not approve a harm_risk case that has an "
+            "owner",
+            id="unverified-approving-owned-harm-risk-refused",
+        ),
+        pytest.param(
+            "link via ops",
+            {
+                "trigger_type": "harm_risk",
+                "owner": "slack:U123",
+                "verified": False,
+                "resumes": False,
+            },
+            True,
+            "the medium tier names no deciders",
+            id="unverified-stopping-owned-harm-risk-allowed",
+        ),
+        pytest.param(
+            "dashboard:ana",
+            {"trigger_type": "harm_risk", "owner": "api:ana"},
+            False,
+            "the run's owner may not approve its own harm_risk case",
+            id="token-holder-on-the-other-face-refused",
         ),
         pytest.param(
             "system (timeout default)",

@@ -18,6 +18,9 @@ class InboundMessage:
     sender: str  # the platform's stable user id ("ntfy" has none: the token is all there is)
     message_id: str  # the platform's id for this delivery, for the caller's dedup
     token: str | None = None  # set when a button we built carried it; else take text's 1st word
+    # The platform vouched for `sender` (a checked signature or our bot's own API); ntfy and
+    # chat bridges only report a name.
+    verified: bool = False
 
 
 def header(headers: Mapping[str, str], name: str) -> str | None:

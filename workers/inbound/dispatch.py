@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections import defaultdict, deque
+from collections import OrderedDict, deque
 
 from workers.answering import looks_like_token, normalise_token
 from workers.answers import Answer, answer, find_by_token
@@ -22,37 +22,65 @@ from workflows.errors import (
     RetryableError,
     Throttled,
 )
+from workflows.identities import Responder
 
 log = logging.getLogger(__name__)
 
 UNKNOWN_TOKEN = "unknown or expired code"  # one answer for unknown, expired and forged
-MAX_MISSES_PER_MINUTE = 10  # per sender: guessing a 50-bit code stays hopeless (README)
+MAX_MISSES_PER_MINUTE = 10  # per caller key: guessing a 50-bit code stays hopeless (README)
+MAX_TRACKED_KEYS = 10_000  # callers remembered at once (about 2 MB at worst)
 
 
 class MissLimiter:
-    """Counts failed code lookups per sender, so codes cannot be guessed at speed."""
+    """Counts failed code lookups per caller key, so codes cannot be guessed at speed.
 
-    def __init__(self) -> None:
-        self._misses: dict[str, deque[float]] = defaultdict(deque)
+    The key is what the server knows of the caller (a platform-verified user, a token's
+    holder, a peer address), never a name the caller typed. At most `max_keys` keys are
+    kept: the least recently missed are forgotten first, so memory stays bounded however
+    many keys a guesser rotates through.
+    """
 
-    def blocked(self, sender: str) -> bool:
-        recent = self._misses[sender]
+    def __init__(self, *, max_keys: int = MAX_TRACKED_KEYS) -> None:
+        self._misses: OrderedDict[str, deque[float]] = OrderedDict()
+        self._max_keys = max_keys
+
+    def __len__(self) -> int:
+        return len(self._misses)
+
+    def blocked(self, key: str) -> bool:
+        recent = self._misses.get(key)
+        if recent is None:
+            return False
         while recent and recent[0] < time.monotonic() - 60:
             recent.popleft()
+        if not recent:
+            del self._misses[key]
+            return False
         return len(recent) >= MAX_MISSES_PER_MINUTE
 
-    def miss(self, sender: str) -> None:
-        self._misses[sender].append(time.monotonic())
+    def miss(self, key: str) -> None:
+        recent = self._misses.pop(key, None) or deque(maxlen=MAX_MISSES_PER_MINUTE)
+        recent.append(time.monotonic())
+        self._misses[key] = recent  # most recent last
+        while len(self._misses) > self._max_keys:
+            self._misses.popitem(last=False)
 
 
-def route_reply(runtime: Runtime, limiter: MissLimiter, message: InboundMessage) -> Answer:
+def route_reply(
+    runtime: Runtime, limiter: MissLimiter, message: InboundMessage, *, caller: str | None = None
+) -> Answer:
     """Find the case by the code the reply starts with (or a button carried) and answer it.
 
-    Raises Throttled while this sender keeps missing, NotFound for a code that is not a
-    live case's, and InvalidInput for a code with no answer after it.
+    `caller` keys the miss limit: what the server knows of an unverified caller (a token's
+    holder, a peer address); a verified message is keyed on its platform user. Raises
+    Throttled while that key keeps missing, NotFound for a code that is not a live case's,
+    and InvalidInput for a code with no answer after it.
     """
     who = f"{message.channel}:{message.sender}"
-    if limiter.blocked(who):
+    key = f"{message.channel}:{message.sender}" if message.verified else caller
+    if key is None:
+        raise ValueError("an unverified message needs the caller's key")  # a bug of ours
+    if limiter.blocked(key):
         raise Throttled("too many unknown codes; wait a minute")
     words = message.text.split(None, 1)
     code, rest = [*words, "", ""][:2]
@@ -60,7 +88,7 @@ def route_reply(runtime: Runtime, limiter: MissLimiter, message: InboundMessage)
         code, rest = message.token, message.text.strip()  # the button carried the code
     escalation_id = find_by_token(runtime, code) if looks_like_token(code) else None
     if escalation_id is None:
-        limiter.miss(who)
+        limiter.miss(key)
         raise NotFound(UNKNOWN_TOKEN)
     if not rest.strip():
         raise InvalidInput("the code needs an answer after it")
@@ -68,7 +96,7 @@ def route_reply(runtime: Runtime, limiter: MissLimiter, message: InboundMessage)
         runtime,
         escalation_id,
         text=rest,
-        responder=who,
+        responder=Responder(who, verified=message.verified),
         channel=message.channel,
         message_id=message.message_id or None,
     )

@@ -92,7 +92,7 @@ def _event(envelope: Mapping[str, Any]) -> InboundMessage | dict[str, str]:
         message_id = f"{event.get('channel', '')}:{ts}"
     else:
         raise InboundRejected("message without client_msg_id or ts")
-    return InboundMessage(_unescape(text).strip(), "slack", user, message_id)
+    return InboundMessage(_unescape(text).strip(), "slack", user, message_id, verified=True)
 
 
 def _interaction(raw_body: bytes) -> InboundMessage:
@@ -124,7 +124,9 @@ def _interaction(raw_body: bytes) -> InboundMessage:
     if not isinstance(message_id, str) or not message_id:
         raise InboundRejected("block_actions without trigger_id or action_ts")
     text = value.strip()
-    return InboundMessage(text, "slack", user_id, message_id, token=leading_token(text))
+    return InboundMessage(
+        text, "slack", user_id, message_id, token=leading_token(text), verified=True
+    )
 
 
 def _json_object(raw: bytes, what: str) -> Mapping[str, Any]:

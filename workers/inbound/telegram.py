@@ -54,7 +54,7 @@ def parse_update(update: Mapping[str, Any]) -> InboundMessage:
         text = message.get("text")
         if not isinstance(text, str) or not text.strip():
             raise Ignored("message without text (sticker, photo, service message...)")
-        return InboundMessage(text.strip(), "telegram", sender, message_id)
+        return InboundMessage(text.strip(), "telegram", sender, message_id, verified=True)
     if isinstance(query := update.get("callback_query"), Mapping):
         sender = _sender(query)
         data = query.get("data")
@@ -62,7 +62,9 @@ def parse_update(update: Mapping[str, Any]) -> InboundMessage:
             raise Ignored("callback_query without data (a game button)")
         # Clients can send any data here: the token is a claim, checked by the caller.
         text = data.strip()
-        return InboundMessage(text, "telegram", sender, message_id, token=leading_token(text))
+        return InboundMessage(
+            text, "telegram", sender, message_id, token=leading_token(text), verified=True
+        )
     kinds = sorted(key for key in update if key != "update_id")
     raise Ignored(f"Telegram update of kind {', '.join(kinds) or '(none)'}")
 

@@ -1,8 +1,10 @@
-"""How much one request may carry: the caps on each field (the body's cap is a setting).
+"""What one request may carry: the caps on each field, and only text that can be stored.
 
-A field over its cap is refused with a line naming it, before any other check reads it:
-the secret scan and the packet checks never see a megabyte, and no value longer than its
-column reaches PostgreSQL (where it would fail as a 500).
+A field over its cap, or holding a NUL or a lone surrogate (which PostgreSQL, UTF-8 and
+every channel refuse), is refused with a line naming it, before any other check reads it:
+the secret scan and the packet checks never see a megabyte, and no value that its column
+cannot hold reaches the database (where it would fail as a 500 or park the case). The HTTP
+body's cap is a setting (models/settings.py).
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ REPLY_LIMIT = 4000  # a reply's text
 SENDER_LIMIT = 120  # a name or platform id beside the channel: replies.sender is varchar(200)
 CHANNEL_LIMIT = 32  # a bridge's channel name, stored as "bridge:<name>" in varchar(40)
 PATH_LIMIT = 4096  # a folder or file on the service's disk
-URL_LIMIT = 2000  # a webhook, a task name, a fingerprint URL
+URL_LIMIT = 2000  # a fingerprint URL
+WEBHOOK_LIMIT = 500  # a webhook is a delivery's target: deliveries.target is varchar(500)
 ENTRIES_LIMIT = 50  # entries in any one list
 IDS_LIMIT = 100  # escalations one task waits on
 DEPTH_LIMIT = 16  # objects and lists inside one another (a fingerprint sits at depth 3)
@@ -55,7 +58,7 @@ TEXT_LIMITS: Mapping[str, int] = {
     "snapshot.fingerprint.path": PATH_LIMIT,
     "snapshot.fingerprint.url": URL_LIMIT,
     "wake.task": ID_LIMIT,
-    "wake.webhook": URL_LIMIT,
+    "wake.webhook": WEBHOOK_LIMIT,
     "wake.fallback_file": PATH_LIMIT,
     "wake.blocked_file": PATH_LIMIT,
     "wake.command_file": PATH_LIMIT,
@@ -63,6 +66,42 @@ TEXT_LIMITS: Mapping[str, int] = {
     "wake.request_file": PATH_LIMIT,
 }
 _POSITION = re.compile(r"\[\d+\]")
+# NUL (PostgreSQL text refuses it) and UTF-16 halves (no UTF-8 encoder takes them alone).
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def unstorable(text: str) -> str | None:
+    """What in `text` no column, log or channel can carry, or None when it is all storable."""
+    found = _UNSTORABLE.search(text)
+    if found is None:
+        return None
+    return "a NUL character" if found.group() == "\x00" else "a lone UTF-16 surrogate"
+
+
+def refusals(request: object) -> list[str]:
+    """Every line the request is refused for before it is read: caps and unstorable text."""
+    return oversized(request) or unstorable_fields(request)
+
+
+def unstorable_fields(request: object) -> list[str]:
+    """One line per string (or key) holding text that cannot be stored, named by its path."""
+    found: list[str] = []
+    pending: list[tuple[str, object]] = [("", request)]
+    while pending:
+        path, value = pending.pop()
+        if isinstance(value, str):
+            if why := unstorable(value):
+                found.append(f"{path or 'request'}: contains {why}")
+        elif isinstance(value, Mapping):
+            for key, item in value.items():
+                name = str(key)
+                if why := unstorable(name):
+                    found.append(f"{path or 'request'}: a key contains {why}")
+                else:
+                    pending.append((f"{path}.{name}" if path else name, item))
+        elif isinstance(value, list):
+            pending.extend((f"{path}[{n}]", item) for n, item in enumerate(value))
+    return sorted(found)
 
 
 def oversized(request: object) -> list[str]:
@@ -91,3 +130,22 @@ def oversized(request: object) -> list[str]:
             for position, item in enumerate(value[:ENTRIES_LIMIT]):
                 pending.append((f"{path}[{position}]", item, depth + 1))
     return sorted(found)
+
+
+# What a reply row stores beside its text, by the name the refusal gives it: the columns'
+# widths (replies.sender and platform_message_id varchar(200), channel varchar(40)).
+REPLY_COLUMNS: Mapping[str, int] = {"sender": ID_LIMIT, "message_id": ID_LIMIT, "channel": 40}
+
+
+def reply_refusals(fields: Mapping[str, str | None]) -> list[str]:
+    """Why a reply cannot be stored: a field over its column, or text no column can hold."""
+    found = []
+    for name, value in fields.items():
+        if value is None:
+            continue
+        limit = REPLY_COLUMNS.get(name)
+        if limit is not None and len(value) > limit:
+            found.append(f"{name}: at most {limit} characters, not {len(value)}")
+        elif why := unstorable(value):
+            found.append(f"{name}: contains {why}")
+    return found
