@@ -7,6 +7,9 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
+from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_delay
+from tenacity import wait_exponential_jitter as backoff
+
 from models.db import transaction
 from models.store import add_event, insert_escalation, new_id, open_case_for_question
 from models.tables import Escalation
@@ -14,7 +17,7 @@ from workers.local_files import WRITTEN_FILES, refused_paths
 from workers.outbound import refusal_of
 from workers.runtime import Runtime
 from workflows.case import options_to_json
-from workflows.errors import PacketRefused
+from workflows.errors import PacketRefused, StoreUnavailable
 from workflows.intake import Admission, admit, question_key
 from workflows.secrets import find_secrets, scan_text
 from workflows.stage_results import EventSpec, Resolution
@@ -120,6 +123,27 @@ def accept(
             return Accepted(open_case.id, open_case.state, False, tuple(warnings), joined=True)
         stored, created = insert_escalation(session, row, event, now=now)
         return Accepted(stored.id, stored.state, created, tuple(warnings))
+
+
+def accept_when_stored(runtime: Runtime, request: Any, **options: Any) -> Accepted:
+    """`accept`, tried again while the database does not answer (intake is idempotent per run
+    and packet) for at most `intake_retry_for` seconds, pauses capped at
+    `intake_retry_max_delay`; then StoreUnavailable, and the caller keeps the request."""
+    settings = runtime.settings
+    retrying = Retrying(
+        retry=retry_if_exception_type(StoreUnavailable),
+        wait=backoff(initial=0.1, max=settings.intake_retry_max_delay),
+        stop=stop_after_delay(settings.intake_retry_for),
+        before_sleep=_log_retry,
+        reraise=True,
+    )
+    accepted: Accepted = retrying(accept, runtime, request, **options)
+    return accepted
+
+
+def _log_retry(state: RetryCallState) -> None:
+    error = state.outcome.exception() if state.outcome else None
+    log.warning("intake not stored (%s); trying again, attempt %d", error, state.attempt_number)
 
 
 def _record_refusal(runtime: Runtime, request: Any, problems: list[str], *, now: datetime) -> None:
