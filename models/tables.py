@@ -110,6 +110,8 @@ class Delivery(SQLModel, table=True):
     purpose: str = Field(max_length=24)
     channel: Via = _enum(Via, 24)
     target: str = Field(max_length=500)  # apprise tag, task name, or webhook URL
+    # A wake task's queue: the run's own worker's (None on rows from before: Celery's default).
+    queue: str | None = Field(default=None, max_length=200)
     role: Role = _enum(Role, 16, default=Role.PRIMARY)
     title: str = ""
     body: str = ""

@@ -15,7 +15,10 @@ from workers.outbound import refusal_of
 from workers.runtime import Runtime
 from workflows.blockers import Blocker, blocker_set_key, ready_to_wake, wake_payload
 from workflows.errors import NotFound, PermanentError
+from workflows.intake import check_wake, wake_queue
 from workflows.stage_results import Via
+
+TASK_WAKE_KEYS = ("task", "queue", "webhook")
 
 
 def _blockers(session: Session, escalation_ids: Sequence[str]) -> list[Blocker]:
@@ -37,18 +40,15 @@ def _blockers(session: Session, escalation_ids: Sequence[str]) -> list[Blocker]:
     return found
 
 
-def _check_wake(wake: Any) -> dict[str, str]:
-    if not isinstance(wake, dict) or not wake:
-        raise PermanentError("wake: say how to wake the task: {task: NAME} and/or {webhook: URL}")
-    unknown = sorted(set(wake) - {"task", "webhook"})
-    if unknown:
-        raise PermanentError(f"wake.{unknown[0]}: unknown (use task, webhook)")
-    for key, value in wake.items():
-        if not isinstance(value, str) or not value.strip():
-            raise PermanentError(f"wake.{key}: must be non-empty text")
-    if "webhook" in wake and not wake["webhook"].startswith(("http://", "https://")):
-        raise PermanentError("wake.webhook: must be an http(s) URL")
-    return dict(wake)
+def _check_wake(wake: Any, service_queue: str) -> dict[str, str]:
+    if not isinstance(wake, dict) or not ({"task", "webhook"} & set(wake)):
+        raise PermanentError(
+            "wake: say how to wake the task: {task: NAME, queue: QUEUE} and/or {webhook: URL}"
+        )
+    checked, problems = check_wake(wake, keys=TASK_WAKE_KEYS, service_queue=service_queue)
+    if problems:
+        raise PermanentError(problems[0])
+    return checked
 
 
 def link(runtime: Runtime, task: str, escalation_ids: Any, wake: Any) -> dict[str, Any]:
@@ -59,7 +59,7 @@ def link(runtime: Runtime, task: str, escalation_ids: Any, wake: Any) -> dict[st
         or not all(isinstance(i, str) and i for i in escalation_ids)
     ):
         raise PermanentError("escalations: must be a non-empty list of escalation ids")
-    checked_wake = _check_wake(wake)
+    checked_wake = _check_wake(wake, runtime.settings.queue)
     if "webhook" in checked_wake and (why := refusal_of(checked_wake["webhook"], runtime.outbound)):
         raise PermanentError(f"wake.webhook: {why}")
     ids = sorted(set(escalation_ids))
@@ -124,17 +124,18 @@ def release_ready(runtime: Runtime) -> list[str]:
                 continue
             payload = wake_payload(wait.task, blockers)
             anchor = blockers[-1].escalation_id  # the outbox row hangs on one of the cases
-            for channel, target in (
-                ("celery", wait.wake.get("task")),
-                ("webhook", wait.wake.get("webhook")),
+            for channel, target, queue in (
+                (Via.CELERY, wait.wake.get("task"), wake_queue(wait.wake)),
+                (Via.WEBHOOK, wait.wake.get("webhook"), None),
             ):
                 if target:
                     session.add(
                         Delivery(
                             escalation_id=anchor,
                             purpose=f"task_wake:{wait.id}",
-                            channel=Via(channel),
+                            channel=channel,
                             target=target,
+                            queue=queue,
                             payload=payload,
                             next_attempt_at=now,
                             created_at=now,

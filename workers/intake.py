@@ -40,7 +40,7 @@ class Accepted:
 def admit_here(runtime: Runtime, request: Any) -> Admission:
     """The intake checks plus this host's bounds on the files the case will read or write
     and on the addresses its webhook and http probe will reach."""
-    admission = admit(request, find_secrets=find_secrets)
+    admission = admit(request, find_secrets=find_secrets, service_queue=runtime.settings.queue)
     if not admission.accepted:  # only an admitted wake has its fields checked for shape
         return admission
     roots = runtime.settings.file_roots
@@ -132,7 +132,7 @@ def accept_when_stored(runtime: Runtime, request: Any, **options: Any) -> Accept
     settings = runtime.settings
     retrying = Retrying(
         retry=retry_if_exception_type(StoreUnavailable),
-        wait=backoff(initial=0.1, max=settings.intake_retry_max_delay),
+        wait=backoff(multiplier=0.1, jitter=0.2, max=settings.intake_retry_max_delay),
         stop=stop_after_delay(settings.intake_retry_for),
         before_sleep=_log_retry,
         reraise=True,

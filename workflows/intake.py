@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Mapping, Sequence
+import re
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,8 +14,12 @@ from workflows.packet_checks import CheckResult, check_packet
 FINGERPRINT_KINDS = {"none": None, "git": "path", "file": "path", "http": "url"}
 REQUEST_KEYS = {"packet", "snapshot", "options", "wake", "owner"}
 SNAPSHOT_TEXT = ("verified", "proof", "checked_at")
-WAKE_KEYS = {"task", "webhook", "fallback_file", "blocked_file", "command_file"}
+WAKE_KEYS = {"task", "queue", "webhook", "fallback_file", "blocked_file", "command_file"}
 LOCAL_FILES = ("blocked_file", "command_file")  # written by the service on its own disk
+# Where a wake task goes when the run names no queue: Celery's own default, which a worker
+# started without -Q consumes. Never the service's queue: its workers discard the task.
+DEFAULT_WAKE_QUEUE = "celery"
+QUEUE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@/-]{0,199}")
 
 
 @dataclass(frozen=True)
@@ -65,15 +70,26 @@ def _check_snapshot(raw: object, problems: list[str]) -> dict[str, Any]:
     return dict(raw)
 
 
-def _check_wake(raw: object, problems: list[str]) -> dict[str, Any]:
+def wake_queue(wake: Mapping[str, Any]) -> str:
+    """The queue a run's wake task is sent to: the one it named, else Celery's default."""
+    queue = wake.get("queue")
+    return queue if isinstance(queue, str) and queue else DEFAULT_WAKE_QUEUE
+
+
+def check_wake(
+    raw: object, *, keys: Collection[str] = WAKE_KEYS, service_queue: str | None = None
+) -> tuple[dict[str, Any], list[str]]:
+    """The run's `wake` object and every problem with it; `service_queue` is refused as the
+    wake task's queue (the service's workers would discard the task as unregistered)."""
+    problems: list[str] = []
     if raw is None:
-        return {}
+        return {}, problems
     if not isinstance(raw, dict):
         problems.append("wake: must be an object like {task: NAME, webhook: URL}")
-        return {}
-    for key in sorted(set(raw) - WAKE_KEYS):
-        problems.append(f"wake.{key}: unknown (use {', '.join(sorted(WAKE_KEYS))})")
-    for key in sorted(WAKE_KEYS & set(raw)):
+        return {}, problems
+    for key in sorted(set(raw) - set(keys)):
+        problems.append(f"wake.{key}: unknown (use {', '.join(sorted(keys))})")
+    for key in sorted(set(keys) & set(raw)):
         if not isinstance(raw[key], str) or not raw[key].strip():
             problems.append(f"wake.{key}: must be non-empty text")
     for key in LOCAL_FILES:
@@ -87,7 +103,28 @@ def _check_wake(raw: object, problems: list[str]) -> dict[str, Any]:
         and not webhook.startswith(("http://", "https://"))
     ):
         problems.append("wake.webhook: must be an http(s) URL")
-    return dict(raw)
+    problems += _queue_problems(raw, service_queue)
+    return dict(raw), problems
+
+
+def _queue_problems(wake: Mapping[str, Any], service_queue: str | None) -> list[str]:
+    queue, task = wake.get("queue"), wake.get("task")
+    if isinstance(queue, str) and queue.strip():
+        if not QUEUE_NAME.fullmatch(queue):
+            return [
+                "wake.queue: must be a Celery queue name (letters, digits and . _ : @ / -, "
+                "at most 200 characters)"
+            ]
+        if not isinstance(task, str):
+            return ["wake.queue: is where wake.task is sent; name wake.task too"]
+    if isinstance(task, str) and task.strip() and wake_queue(wake) == service_queue:
+        named = "queue" in wake
+        return [
+            f"wake.queue: {service_queue!r} is this service's own queue"
+            + ("" if named else " (Celery's default, used when wake.queue is absent)")
+            + ": its workers discard your task; name the queue your worker consumes"
+        ]
+    return []
 
 
 def question_key(packet: Mapping[str, Any]) -> str:
@@ -98,9 +135,14 @@ def question_key(packet: Mapping[str, Any]) -> str:
 
 
 def admit(
-    request: object, *, find_secrets: Callable[..., Sequence[Any]] | None = None
+    request: object,
+    *,
+    find_secrets: Callable[..., Sequence[Any]] | None = None,
+    service_queue: str | None = None,
 ) -> Admission:
-    """Check a request `{packet, snapshot?, options?, wake?, owner?}`; refuse every problem."""
+    """Check a request `{packet, snapshot?, options?, wake?, owner?}`; refuse every problem.
+
+    `service_queue` is the queue the service consumes: a wake task may not be sent there."""
     if not isinstance(request, dict):
         return Admission(("request: must be an object with a packet",))
     problems = [
@@ -112,7 +154,8 @@ def admit(
         f"packet.{line}" if not line.startswith("packet ") else line for line in check.error_lines()
     ]
     snapshot = _check_snapshot(request.get("snapshot"), problems)
-    wake = _check_wake(request.get("wake"), problems)
+    wake, wake_problems = check_wake(request.get("wake"), service_queue=service_queue)
+    problems += wake_problems
     options: tuple[Option, ...] = ()
     try:
         options = parse_options(request.get("options"))

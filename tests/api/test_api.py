@@ -423,9 +423,20 @@ def test_given_a_secret_in_the_request_when_raised_then_422_and_it_is_stored_now
         ({"wake": "run-8842"}, "wake: must be an object like {task: NAME, webhook: URL}"),
         (
             {"wake": {"email": "ops@example.com"}},
-            "wake.email: unknown (use blocked_file, command_file, fallback_file, task, webhook)",
+            "wake.email: unknown (use blocked_file, command_file, fallback_file, queue, task, "
+            "webhook)",
         ),
         ({"wake": {"task": " "}}, "wake.task: must be non-empty text"),
+        (
+            {"wake": {"task": "my.wake", "queue": "my agent"}},
+            "wake.queue: must be a Celery queue name (letters, digits and . _ : @ / -, at most "
+            "200 characters)",
+        ),
+        (
+            {"wake": {"task": "my.wake", "queue": "escalation"}},
+            "wake.queue: 'escalation' is this service's own queue: its workers discard your "
+            "task; name the queue your worker consumes",
+        ),
         ({"wake": {"webhook": "ftp://example.com/x"}}, "wake.webhook: must be an http(s) URL"),
         ({"callback": "x"}, "callback: unknown field (use packet, snapshot, options, wake, owner)"),
     ],

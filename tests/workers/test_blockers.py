@@ -7,6 +7,7 @@ import itertools
 import pytest
 from fastapi.testclient import TestClient
 
+from tests.support.agent_venv import AgentWorker
 from tests.workers.conftest import Harness
 from workers.answers import answer
 from workers.runtime import runtime_for
@@ -35,13 +36,13 @@ def three_cases(service: Harness, api: TestClient, prefix: str) -> list[str]:
 @pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
 @pytest.mark.parametrize("order", list(itertools.permutations(range(3))))
 def test_three_blockers_in_any_order_wake_the_task_exactly_once(
-    service: Harness, api: TestClient, order: tuple[int, int, int]
+    service: Harness, api: TestClient, agent: AgentWorker, order: tuple[int, int, int]
 ) -> None:
     ids = three_cases(service, api, f"blk{''.join(map(str, order))}")
     linked = api.post(
         "/v1/tasks/T-7/blockers",
         headers=AGENT,
-        json={"escalations": ids, "wake": {"task": "test.woken"}},
+        json={"escalations": ids, "wake": agent.wake_spec},
     )
     assert linked.status_code == 201
     assert [c["title"] for c in linked.json()["blockers"]] == [
@@ -52,7 +53,7 @@ def test_three_blockers_in_any_order_wake_the_task_exactly_once(
         api.post(
             "/v1/tasks/T-7/blockers",
             headers=AGENT,
-            json={"escalations": ids, "wake": {"task": "test.woken"}},
+            json={"escalations": ids, "wake": agent.wake_spec},
         ).status_code
         == 200
     )
@@ -61,12 +62,12 @@ def test_three_blockers_in_any_order_wake_the_task_exactly_once(
         answer(runtime, ids[index], option="approve", responder=f"op{step}", channel="test")
         service.in_state(ids[index], "closed")
         if step < 2:  # not the last one: nobody is woken
-            assert service.woken.payloads == []
-    service.wait(lambda _s: service.woken.payloads, what="the task's wake-up")
+            assert agent.wakes() == []
+    agent.wait_for_wakes(1)
     # One wake-up row for the set, however many sweeps ran: the claim is a conditional update
     wakes = [d for i in ids for d in service.deliveries(i) if d.purpose.startswith("task_wake")]
     assert len(wakes) == 1
-    [payload] = service.woken.payloads
+    [payload] = agent.wait_for_wakes(1)
     assert payload["task"] == "T-7" and payload["reason"] == "blockers_resolved"
     assert sorted(b["title"] for b in payload["blockers"]) == [
         f"Decision needed: Question {i}?" for i in range(3)

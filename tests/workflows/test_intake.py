@@ -11,12 +11,16 @@ import pytest
 
 from workflows.case import parse_options
 from workflows.examples import incomplete_packet, valid_packet
-from workflows.intake import Admission, admit
+from workflows.intake import DEFAULT_WAKE_QUEUE, Admission, admit, wake_queue
 from workflows.secrets import find_secrets
 
 UNKNOWN_FIELD = "unknown field (use packet, snapshot, options, wake, owner)"
 KINDS = "none, git, file, http"
-WAKE_KEY_LIST = "blocked_file, command_file, fallback_file, task, webhook"
+QUEUE_NAME_RULE = (
+    "wake.queue: must be a Celery queue name (letters, digits and . _ : @ / -, "
+    "at most 200 characters)"
+)
+WAKE_KEY_LIST = "blocked_file, command_file, fallback_file, queue, task, webhook"
 
 
 def github_token() -> str:
@@ -269,12 +273,60 @@ def test_given_a_fingerprint_kind_that_is_not_text_then_it_is_refused(kind: obje
         ({"webhook": "ftp://agent.example/wake"}, ("wake.webhook: must be an http(s) URL",)),
         ({"webhook": "agent.example/wake"}, ("wake.webhook: must be an http(s) URL",)),
         ({"webhook": "javascript:alert(1)"}, ("wake.webhook: must be an http(s) URL",)),
+        ({"task": "agent.wake", "queue": ""}, ("wake.queue: must be non-empty text",)),
+        ({"task": "agent.wake", "queue": 7}, ("wake.queue: must be non-empty text",)),
+        ({"task": "agent.wake", "queue": "my agent"}, (QUEUE_NAME_RULE,)),
+        ({"task": "agent.wake", "queue": "-q"}, (QUEUE_NAME_RULE,)),
+        ({"task": "agent.wake", "queue": "q" * 201}, (QUEUE_NAME_RULE,)),
+        (
+            {"webhook": "https://agent.example/wake", "queue": "my-agent"},
+            ("wake.queue: is where wake.task is sent; name wake.task too",),
+        ),
     ],
 )
 def test_given_a_bad_wake_then_the_problem_names_the_field(
     wake: object, problems: tuple[str, ...]
 ) -> None:
     assert problems_of(request(wake=wake)) == problems
+
+
+@pytest.mark.parametrize(
+    "queue", ["my-agent", "celery", "kandev.agents", "team:ops@eu/wake", "q" * 200]
+)
+def test_given_the_agents_own_queue_then_the_wake_is_accepted(queue: str) -> None:
+    wake = {"task": "agent.wake", "queue": queue}
+    admission = admit(request(wake=wake), find_secrets=find_secrets, service_queue="escalation")
+    assert admission.accepted and admission.wake == wake
+
+
+def test_given_the_services_own_queue_then_the_wake_is_refused_naming_it() -> None:
+    # Given a service consuming `escalation`, and a run that names that queue for its wake
+    wake = {"task": "agent.wake", "queue": "escalation"}
+    # When admitted / Then refused: the service's workers would discard the task unregistered
+    assert admit(request(wake=wake), service_queue="escalation").problems == (
+        "wake.queue: 'escalation' is this service's own queue: its workers discard your task; "
+        "name the queue your worker consumes",
+    )
+
+
+def test_given_a_service_on_celerys_default_queue_then_a_wake_must_name_its_queue() -> None:
+    # Given a service started on `celery`, Celery's default queue, and a wake naming none
+    admission = admit(request(wake={"task": "agent.wake"}), service_queue="celery")
+    # Then it is refused: the default would be the service's own queue
+    assert admission.problems == (
+        "wake.queue: 'celery' is this service's own queue (Celery's default, used when "
+        "wake.queue is absent): its workers discard your task; name the queue your worker "
+        "consumes",
+    )
+    # And a webhook alone needs no queue
+    assert admit(
+        request(wake={"webhook": "https://agent.example/w"}), service_queue="celery"
+    ).accepted
+
+
+def test_given_no_queue_then_the_wake_task_goes_to_celerys_default_queue() -> None:
+    assert wake_queue({"task": "agent.wake"}) == DEFAULT_WAKE_QUEUE == "celery"
+    assert wake_queue({"task": "agent.wake", "queue": "my-agent"}) == "my-agent"
 
 
 # --- refused: the options -------------------------------------------------------------------------
