@@ -40,7 +40,12 @@ class Accepted:
 def admit_here(runtime: Runtime, request: Any) -> Admission:
     """The intake checks plus this host's bounds on the files the case will read or write
     and on the addresses its webhook and http probe will reach."""
-    admission = admit(request, find_secrets=find_secrets, service_queue=runtime.settings.queue)
+    admission = admit(
+        request,
+        find_secrets=find_secrets,
+        service_queue=runtime.settings.queue,
+        design=runtime.design,  # one place fills recipient and waiting, for every way in
+    )
     if not admission.accepted:  # only an admitted wake has its fields checked for shape
         return admission
     roots = runtime.settings.file_roots
@@ -113,6 +118,7 @@ def accept(
         {
             "warnings": list(warnings),
             "design": design.content_hash,
+            **({"filled_by_design": list(admission.filled)} if admission.filled else {}),
             **({"cites": cites_id} if cites_id else {}),
         },
     )

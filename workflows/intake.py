@@ -9,13 +9,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workflows.case import Option, parse_options
+from workflows.design import Design
 from workflows.packet_checks import CheckResult, check_packet
+from workflows.vocabulary import Severity
 
 FINGERPRINT_KINDS = {"none": None, "git": "path", "file": "path", "http": "url"}
 REQUEST_KEYS = {"packet", "snapshot", "options", "wake", "owner"}
 SNAPSHOT_TEXT = ("verified", "proof", "checked_at")
 WAKE_KEYS = {"task", "queue", "webhook", "fallback_file", "blocked_file", "command_file"}
 LOCAL_FILES = ("blocked_file", "command_file")  # written by the service on its own disk
+# What a packet may leave to the design: its severity's tier names who decides and how the
+# run waits (README: an agent raises, the design fills recipient and waiting behavior).
+DESIGN_FILLED = ("recipient", "waiting_behavior")
 # Where a wake task goes when the run names no queue: Celery's own default, which a worker
 # started without -Q consumes. Never the service's queue: its workers discard the task.
 DEFAULT_WAKE_QUEUE = "celery"
@@ -33,6 +38,7 @@ class Admission:
     options: tuple[Option, ...] = ()
     wake: Mapping[str, Any] = field(default_factory=dict)
     owner: str | None = None  # the run's owner as a reply identity, e.g. slack:U123
+    filled: tuple[str, ...] = ()  # the packet fields the design filled (DESIGN_FILLED)
 
     @property
     def accepted(self) -> bool:
@@ -127,6 +133,19 @@ def _queue_problems(wake: Mapping[str, Any], service_queue: str | None) -> list[
     return []
 
 
+def fill_from_design(packet: object, design: Design) -> tuple[object, tuple[str, ...]]:
+    """The packet with the fields of DESIGN_FILLED it leaves out (absent or null) taken from
+    its severity's tier, and which those were; any other packet is returned as it came, for
+    the checks to report."""
+    severity = packet.get("severity") if isinstance(packet, dict) else None
+    if not isinstance(packet, dict) or severity not in {level.value for level in Severity}:
+        return packet, ()
+    tier = design.tier(str(severity))
+    defaults = {"recipient": tier.recipient.primary, "waiting_behavior": tier.waiting_behavior}
+    filled = tuple(key for key in DESIGN_FILLED if packet.get(key) is None)
+    return {**packet, **{key: str(defaults[key]) for key in filled}}, filled
+
+
 def question_key(packet: Mapping[str, Any]) -> str:
     """The same open question from the same run: run, trigger type, normalised blocked_on."""
     blocked_on = " ".join(str(packet.get("blocked_on", "")).lower().split()).rstrip(".!?;: ")
@@ -139,9 +158,11 @@ def admit(
     *,
     find_secrets: Callable[..., Sequence[Any]] | None = None,
     service_queue: str | None = None,
+    design: Design | None = None,
 ) -> Admission:
     """Check a request `{packet, snapshot?, options?, wake?, owner?}`; refuse every problem.
 
+    With `design`, the packet's recipient and waiting behavior may be left to its tier.
     `service_queue` is the queue the service consumes: a wake task may not be sent there."""
     if not isinstance(request, dict):
         return Admission(("request: must be an object with a packet",))
@@ -149,7 +170,12 @@ def admit(
         f"{key}: unknown field (use packet, snapshot, options, wake, owner)"
         for key in sorted(set(request) - REQUEST_KEYS)
     ]
-    check = check_packet(request.get("packet"), find_secrets=find_secrets)
+    packet, filled = (
+        fill_from_design(request.get("packet"), design)
+        if design is not None
+        else (request.get("packet"), ())
+    )
+    check = check_packet(packet, find_secrets=find_secrets)
     problems += [
         f"packet.{line}" if not line.startswith("packet ") else line for line in check.error_lines()
     ]
@@ -170,14 +196,15 @@ def admit(
     owner = request.get("owner")
     if owner is not None and (not isinstance(owner, str) or not owner.strip()):
         problems.append("owner: must be the run owner's reply identity, e.g. slack:U123")
-    if problems:
+    if problems or not isinstance(packet, dict):
         return Admission(tuple(problems), check)
     return Admission(
         (),
         check,
-        dict(request["packet"]),
+        dict(packet),
         snapshot,
         options,
         wake,
         owner.strip() if isinstance(owner, str) else None,
+        filled,
     )

@@ -513,6 +513,18 @@ def test_given_a_case_when_its_detail_is_read_then_packet_options_and_no_decisio
     assert detail["deliveries"] == []
 
 
+def test_given_no_recipient_or_waiting_when_raised_then_the_design_fills_them(
+    api_client: TestClient,
+) -> None:
+    # Given a packet that leaves who decides and how the run waits to the design
+    packet = {k: v for k, v in valid_packet().items() if k not in ("recipient", "waiting_behavior")}
+    # When raised over HTTP
+    case = raise_case(api_client, packet)
+    # Then the medium tier's primary and waiting behavior are in the stored packet
+    stored = api_client.get(f"/v1/escalations/{case['id']}", headers=OPERATOR).json()["packet"]
+    assert (stored["recipient"], stored["waiting_behavior"]) == ("ops", "read_only")
+
+
 def test_given_custom_options_when_raised_then_the_detail_shows_them(
     api_client: TestClient,
 ) -> None:

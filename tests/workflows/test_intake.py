@@ -5,10 +5,12 @@ from __future__ import annotations
 import re
 import secrets
 import string
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from models.design_file import load_design
 from workflows.case import parse_options
 from workflows.examples import incomplete_packet, valid_packet
 from workflows.intake import DEFAULT_WAKE_QUEUE, Admission, admit, wake_queue
@@ -457,3 +459,86 @@ def test_given_several_bad_wake_values_then_each_is_reported() -> None:
         "wake.fallback_file: must be non-empty text",
         "wake.webhook: must be non-empty text",
     } <= set(problems)
+
+
+# --- the design fills what a packet leaves to it -----------------------------------------------
+
+DESIGN = load_design(Path(__file__).resolve().parents[2] / "examples" / "design.yaml")
+
+
+def without(*keys: str, **changes: Any) -> dict[str, Any]:
+    packet = {**valid_packet(), **changes}
+    return {key: value for key, value in packet.items() if key not in keys}
+
+
+@pytest.mark.parametrize(
+    ("severity", "recipient", "waiting"),
+    [
+        ("low", "ops-low", "safe_subset"),
+        ("medium", "ops", "read_only"),
+        ("high", "oncall", "paused"),
+        ("critical", "oncall-pager", "stopped"),
+    ],
+)
+def test_given_no_recipient_or_waiting_then_the_severitys_tier_fills_them(
+    severity: str, recipient: str, waiting: str
+) -> None:
+    # Given a packet that leaves who decides and how it waits to the design
+    packet = without("recipient", "waiting_behavior", severity=severity)
+    if severity in ("high", "critical"):  # two evidence entries, so no warning either
+        packet["evidence"] = [{"kind": "log", "ref": "a"}, {"kind": "test", "ref": "b"}]
+    # When admitted with the design
+    admission = admit({"packet": packet}, find_secrets=find_secrets, design=DESIGN)
+    # Then it is accepted with the tier's primary and waiting behavior, and says it filled them
+    assert admission.accepted, admission.problems
+    assert (admission.packet["recipient"], admission.packet["waiting_behavior"]) == (
+        recipient,
+        waiting,
+    )
+    assert admission.filled == ("recipient", "waiting_behavior")
+
+
+def test_given_a_null_recipient_then_it_is_filled_and_a_given_waiting_kept() -> None:
+    packet = {**valid_packet(), "recipient": None, "waiting_behavior": "paused"}
+    admission = admit({"packet": packet}, design=DESIGN)
+    assert admission.accepted
+    assert (admission.packet["recipient"], admission.packet["waiting_behavior"]) == (
+        "ops",
+        "paused",
+    )
+    assert admission.filled == ("recipient",)
+
+
+def test_given_both_then_the_packet_is_taken_as_it_came() -> None:
+    admission = admit({"packet": valid_packet()}, design=DESIGN)
+    assert admission.packet == valid_packet() and admission.filled == ()
+
+
+@pytest.mark.parametrize(
+    ("packet", "errors"),
+    [
+        # A blank value is the packet's own, and wrong: the checks name it
+        (
+            {**valid_packet(), "recipient": "  "},
+            ("packet.recipient: missing or empty",),
+        ),
+        # No severity the design knows: nothing to fill from
+        (
+            without("recipient", severity="urgent"),
+            (
+                "packet.recipient: missing or empty",
+                "packet.severity: bad value 'urgent'",
+            ),
+        ),
+    ],
+)
+def test_given_nothing_the_design_can_fill_then_the_checks_report_it(
+    packet: dict[str, Any], errors: tuple[str, ...]
+) -> None:
+    admission = admit({"packet": packet}, design=DESIGN)
+    assert admission.problems == errors and admission.filled == ()
+
+
+def test_without_a_design_nothing_is_filled() -> None:
+    admission = admit({"packet": without("recipient")})
+    assert admission.problems == ("packet.recipient: missing or empty",)
