@@ -180,9 +180,10 @@ def create_app(settings: Settings, *, migrate: bool = True) -> FastAPI:
         body: Annotated[dict[str, Any], Body(description='{"escalations": [ids], "wake": {...}}')],
         _role: Annotated[str, Depends(require("agent"))],
     ) -> dict[str, Any]:
-        """The task waits on these escalations and is woken once, when the last is resolved."""
+        """Add these escalations to the task's one open set of blockers: it is woken once,
+        when the last is resolved. 201 when a blocker was added, 200 when none was new."""
         linked = blockers.link(runtime, task, body.get("escalations"), body.get("wake"))
-        if not linked["created"]:
+        if not linked["added"]:
             response.status_code = status.HTTP_200_OK
         return linked
 

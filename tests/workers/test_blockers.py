@@ -114,7 +114,7 @@ def test_blockers_added_one_at_a_time_wake_the_task_once_after_the_last(
     e1, e2 = three_cases(service, api, "one-by-one", count=2)
     assert link(api, "T-8", [e1], agent.wake_spec)["status"] == 201
     extended = link(api, "T-8", [e1, e2], agent.wake_spec)
-    assert (extended["added"], extended["created"]) == ([e2], False)
+    assert (extended["status"], extended["added"], extended["created"]) == (201, [e2], False)
     assert [card["escalation_id"] for card in extended["blockers"]] == [e1, e2]
     runtime = runtime_for(service.app)
     # When e1 is decided and closed, the task's set still has e2 open
