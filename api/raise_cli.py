@@ -104,6 +104,9 @@ def raise_(
     fingerprint_url: Annotated[str | None, typer.Option(help="URL whose value to recheck.")] = None,
     verified: Annotated[str | None, typer.Option(help="What was last verified good.")] = None,
     wake_task: Annotated[str | None, typer.Option(help="Celery task to send on close.")] = None,
+    wake_queue: Annotated[
+        str | None, typer.Option(help="Queue your worker consumes (default: celery).")
+    ] = None,
     wake_webhook: Annotated[str | None, typer.Option(help="URL to POST on close.")] = None,
     blocked_file: Annotated[
         bool,
@@ -190,6 +193,7 @@ def raise_(
         k: v
         for k, v in (
             ("task", wake_task),
+            ("queue", wake_queue),
             ("webhook", wake_webhook),
             ("blocked_file", blocked and str(blocked)),
         )
