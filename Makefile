@@ -26,6 +26,7 @@ lint: $(STAMP)
 
 test: $(STAMP) lint
 	./scripts/ensure-services.sh
+	./scripts/ensure-chromium.sh
 	$(BIN)/python -m pytest
 
 clean:

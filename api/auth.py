@@ -13,7 +13,7 @@ from models.settings import Settings
 from workflows.errors import ConfigError
 
 ROLES = ("agent", "operator", "admin")
-_bearer = HTTPBearer(auto_error=False)
+bearer = HTTPBearer(auto_error=False)
 
 
 def parse_tokens(text: str) -> dict[str, str]:
@@ -53,7 +53,7 @@ def require(*roles: str) -> Callable[..., str]:
     allowed = set(roles) | {"admin"}
 
     def check(
-        request: Request, credentials: HTTPAuthorizationCredentials | None = Depends(_bearer)
+        request: Request, credentials: HTTPAuthorizationCredentials | None = Depends(bearer)
     ) -> str:
         if credentials is None:
             raise HTTPException(

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from api.cli_common import call
 
+if TYPE_CHECKING:
+    from pathlib import Path
 
-def blocked_path(flag: bool, path: str | None) -> Any:
+    from api.client import Escalations
+
+
+def blocked_path(flag: bool, path: str | None) -> Path | None:
     """The absolute BLOCKED.md path asked for, or None (absolute: the service writes there)."""
     import os
     from pathlib import Path
@@ -34,8 +39,8 @@ def _known_packet(flags: dict[str, Any]) -> dict[str, Any]:
 
 
 def write_blocked(
-    path: Any,
-    packet: Any,
+    path: Path,
+    packet: object,
     raw_options: list[dict[str, str]],
     flags: dict[str, Any],
     *,
@@ -71,7 +76,7 @@ def write_blocked(
     typer.echo(f"blocked: wrote {path}; the loop stops until it is removed", err=True)
 
 
-def unblock_locally(client: Any, case: dict[str, Any], blocked: Any) -> str | None:
+def unblock_locally(client: Escalations, case: dict[str, Any], blocked: Path) -> str | None:
     """Do on this disk what the service does on close: DECISION.md, decisions.log, unblock."""
     from workers.unblock import unblock
     from workflows.blocked_file import decision_log_line, render_decision, unblock_paths
@@ -101,7 +106,7 @@ def unblock_locally(client: Any, case: dict[str, Any], blocked: Any) -> str | No
     )
 
 
-def after_blocked_raise(client: Any, escalation_id: str, blocked: Any) -> None:
+def after_blocked_raise(client: Escalations, escalation_id: str, blocked: Path) -> None:
     """Close the race with a fast decision, and say when the service will not unblock."""
     from api.client import ClientError
 

@@ -99,14 +99,15 @@ def show(
 
 
 def stats() -> None:
-    """Cases by state, the oldest open one, parked (dead_letter) cases, deliveries by state.
+    """Cases by state, the oldest open one, parked (dead_letter) cases, deliveries by state,
+    cases decided but not resumed.
 
-    Exit 0, or 1 when a case is parked: a monitor can run it as a check.
+    Exit 0, or 1 when a case is parked or decided but not resumed: a monitor can run it.
     """
     client = make_client()
     counts = call(client.stats)
     typer.echo(json.dumps(counts, indent=2))
-    raise typer.Exit(1 if counts["dead_letter"] else 0)
+    raise typer.Exit(1 if counts["dead_letter"] or counts["decided_not_resumed"] else 0)
 
 
 def retry(escalation_id: Annotated[str, typer.Argument(help="A dead_letter escalation.")]) -> None:

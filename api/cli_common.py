@@ -2,21 +2,28 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeVar
 
 import typer
 
-# Imported by every command module, so kept as light as api/cli.py: heavy imports go inside.
+# Imported by every command module, so kept as light as api/cli.py: heavy imports go inside
+# (the types below are for the checker only).
+if TYPE_CHECKING:
+    from api.client import Escalations
+    from models.settings import Settings
+
+T = TypeVar("T")
 
 
-def load_settings() -> Any:
+def load_settings() -> Settings:
     """The settings from the environment (ESCALATE_*), read when a command needs them."""
     from models.settings import Settings
 
     return Settings()
 
 
-def make_client() -> Any:
+def make_client() -> Escalations:
     """A client for ESCALATE_URL with ESCALATE_TOKEN, or the local server's generated token."""
     import os
 
@@ -38,7 +45,7 @@ def fail(message: str, code: int = 1) -> typer.Exit:
     return typer.Exit(code)
 
 
-def call(action: Any) -> Any:
+def call(action: Callable[[], T]) -> T:
     """Run one client call; a refusal or an unreachable service exits 1 with its reasons."""
     from api.client import ClientError
 

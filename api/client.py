@@ -102,18 +102,33 @@ class Escalations:
         return result
 
     def wait(
-        self, escalation_id: str, *, timeout: float | None = None, hold: float = 25.0
+        self,
+        escalation_id: str,
+        *,
+        timeout: float | None = None,
+        hold: float = 25.0,
+        ack: bool = True,
     ) -> dict[str, Any] | None:
         """Block until the case is closed (or refused/parked); None when `timeout` passes first.
 
         Uses the server's bounded long-poll, so an interrupted wait can simply be called again.
+        Returning a decision acknowledges its wake (the run took it), unless `ack` is False.
         """
         waiting = _Waiting(timeout, hold)
         while True:
             method, path, options = waiting.request(escalation_id)
             case: dict[str, Any] = self._call(method, path, **options)
             if waiting.over(case):
-                return case if case["state"] in TERMINAL_STATES else None
+                if case["state"] not in TERMINAL_STATES:
+                    return None
+                if ack and case["state"] == "closed":
+                    self.ack(escalation_id)
+                return case
+
+    def ack(self, wake_id: str) -> dict[str, Any]:
+        """Say the run took its decision and resumed; repeats change nothing."""
+        result: dict[str, Any] = self._call("POST", f"/v1/wakes/{wake_id}/ack")
+        return result
 
     def close(self) -> None:
         self._http.close()
@@ -210,6 +225,7 @@ def require_approval(
     options: list[Any] | None = None,
     timeout: float | None = None,
     approving: Collection[str] = ("approve",),
+    snapshot: dict[str, Any] | None = None,
 ) -> Callable[[Callable[P, R]], Callable[P, R]]:
     """Escalate before the function runs; run it only when a person chose an `approving`
     option (by label or value) and the world did not change while it waited.
@@ -223,7 +239,7 @@ def require_approval(
         @functools.wraps(function)
         def guarded(*args: P.args, **kwargs: P.kwargs) -> R:
             body = packet(*args, **kwargs) if callable(packet) else packet
-            created = client.raise_(body, options=options)
+            created = client.raise_(body, options=options, snapshot=snapshot)
             case = client.wait(created["id"], timeout=timeout)
             check_approved(case, approving)
             return function(*args, **kwargs)
@@ -265,7 +281,12 @@ class AsyncEscalations:
         return result
 
     async def wait(
-        self, escalation_id: str, *, timeout: float | None = None, hold: float = 25.0
+        self,
+        escalation_id: str,
+        *,
+        timeout: float | None = None,
+        hold: float = 25.0,
+        ack: bool = True,
     ) -> dict[str, Any] | None:
         """As Escalations.wait, without blocking the event loop."""
         waiting = _Waiting(timeout, hold)
@@ -273,7 +294,11 @@ class AsyncEscalations:
             method, path, options = waiting.request(escalation_id)
             case: dict[str, Any] = await self._call(method, path, **options)
             if waiting.over(case):
-                return case if case["state"] in TERMINAL_STATES else None
+                if case["state"] not in TERMINAL_STATES:
+                    return None
+                if ack and case["state"] == "closed":
+                    await self._call("POST", f"/v1/wakes/{escalation_id}/ack")
+                return case
 
     async def aclose(self) -> None:
         await self._http.aclose()

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from api.run_outcome import Exit, exit_code, wait_view
+
+if TYPE_CHECKING:
+    from api.client import Escalations
+
 
 pipeline_app = typer.Typer(
     name="pipeline",
@@ -62,7 +66,7 @@ def raise_command(
     client = make_client()
     case = call(
         lambda: client.raise_pipeline(
-            _absolute(state_dir),
+            _absolute(state_dir) or state_dir,  # an empty one is refused by the service
             pipeline_id=pipeline_id,
             severity=severity,
             recipient=recipient,
@@ -74,7 +78,7 @@ def raise_command(
         _wait_for_command(client, case["id"], timeout)
 
 
-def _wait_for_command(client: Any, escalation_id: str, timeout: float | None) -> None:
+def _wait_for_command(client: Escalations, escalation_id: str, timeout: float | None) -> None:
     from api.cli_common import call
 
     case = call(lambda: client.wait(escalation_id, timeout=timeout))

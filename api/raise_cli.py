@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from api.blocked_cli import after_blocked_raise, blocked_path, write_blocked
 from api.cli_common import call, fail, make_client
 from api.wait_cli import wait_and_exit
+
+if TYPE_CHECKING:
+    from api.client import ClientError
 
 EXIT_UNREADABLE = 2
 EXIT_BLOCKED = 2  # SPEC §5: the run wrote BLOCKED.md and stops; the same code as unreadable
@@ -58,7 +61,7 @@ def _packet_from_flags(values: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _error_text(exc: Any) -> str:
+def _error_text(exc: ClientError) -> str:
     """A client error as one line for BLOCKED.md and stderr."""
     detail = exc.detail
     if exc.status == 422 and isinstance(detail, dict) and detail.get("errors"):
@@ -201,7 +204,7 @@ def raise_(
     }
     client = make_client()
 
-    def file_it() -> Any:
+    def file_it() -> dict[str, Any]:
         return client.raise_(
             packet, snapshot=snapshot or None, options=options or None, wake=wake or None
         )

@@ -8,6 +8,7 @@ from enum import IntEnum
 from typing import Any
 
 TERMINAL_STATES = frozenset({"closed", "refused", "dead_letter"})
+DECISIONS = frozenset({"decided", "defaulted", "reconcile_first"})  # the run acts on these
 
 
 class Exit(IntEnum):
@@ -56,6 +57,6 @@ def wait_view(case: dict[str, Any] | None, escalation_id: str) -> dict[str, Any]
         "id": case["id"],
         "state": case["state"],
         "outcome": outcome_of(case),
-        "resumes": resumes(case) if outcome_of(case) != "pending" else None,
+        "resumes": resumes(case) if outcome_of(case) in DECISIONS else None,
         "decision": case.get("decision"),
     }

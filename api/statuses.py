@@ -1,11 +1,23 @@
-"""The one table from the service's errors and reply outcomes to HTTP statuses."""
+"""The one table from the service's errors and reply outcomes to HTTP statuses.
+
+Besides our own error tree: a database or broker that cannot be reached is a 503 with
+Retry-After (never a 500), and a body that fails its model is a 422 that names the field
+without echoing the value back.
+"""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from fastapi import Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from kombu.exceptions import OperationalError as BrokerError
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeout
+from sqlalchemy.exc import InterfaceError, OperationalError, SQLAlchemyError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 
 from workers.answers import Answer
 from workflows.errors import (
@@ -20,6 +32,8 @@ from workflows.errors import (
     Throttled,
 )
 from workflows.judgement import ReplyOutcome
+
+log = logging.getLogger(__name__)
 
 # Most specific first: the first class the error is an instance of gives its status.
 ERROR_STATUS: tuple[tuple[type[EscalationError], int], ...] = (
@@ -61,6 +75,27 @@ def status_of(result: Answer) -> int:
     return OUTCOME_STATUS[result.outcome]
 
 
+# A dependency that cannot be reached (or is locked, or has no free connection): try again.
+UNAVAILABLE: tuple[type[Exception], ...] = (
+    OperationalError,
+    InterfaceError,
+    PoolTimeout,
+    BrokerError,
+    RedisConnectionError,
+    RedisTimeout,
+)
+UNAVAILABLE_STATUS = 503
+RETRY_AFTER_SECONDS = 5
+
+
+def unavailable_status() -> int:
+    return UNAVAILABLE_STATUS
+
+
+def unavailable_headers() -> dict[str, str]:
+    return {"Retry-After": str(RETRY_AFTER_SECONDS)}
+
+
 def error_body(error: EscalationError) -> dict[str, Any]:
     if isinstance(error, PacketRefused):
         return {"detail": "packet refused", "errors": error.problems}
@@ -71,4 +106,34 @@ def error_body(error: EscalationError) -> dict[str, Any]:
 
 async def on_error(_request: Request, error: EscalationError) -> JSONResponse:
     """The app's handler for every error of ours that reaches a route's edge."""
-    return JSONResponse(error_body(error), status_of_error(error))
+    code = status_of_error(error)
+    headers = unavailable_headers() if code == UNAVAILABLE_STATUS else None
+    return JSONResponse(error_body(error), code, headers=headers)
+
+
+def dependency_of(error: Exception) -> str:
+    """Which dependency an UNAVAILABLE error is about."""
+    return "database" if isinstance(error, SQLAlchemyError) else "broker"
+
+
+async def on_unavailable(_request: Request, error: Exception) -> JSONResponse:
+    """The handler for UNAVAILABLE errors: 503, Retry-After, and which dependency."""
+    which = dependency_of(error)
+    # The class only: a driver's message may quote the statement and its values.
+    log.warning("%s unavailable: %s", which, type(error).__name__)
+    return JSONResponse(
+        {"detail": f"the {which} is unavailable; try again shortly"},
+        UNAVAILABLE_STATUS,
+        headers=unavailable_headers(),
+    )
+
+
+async def on_invalid_body(_request: Request, error: Exception) -> JSONResponse:
+    """FastAPI's 422 for a body, query or path that fails its model, minus the offending
+    value: an over-long field is named, not sent back."""
+    assert isinstance(error, RequestValidationError)
+    fields = [
+        {"type": e.get("type"), "loc": list(e.get("loc", ())), "msg": e.get("msg")}
+        for e in error.errors()
+    ]
+    return JSONResponse({"detail": fields}, 422)

@@ -1,40 +1,51 @@
-"""How cases look over HTTP and in the CLI: plain JSON, no secrets (none are ever stored)."""
+"""How cases look over HTTP: the rows as public models, no secrets (none are ever stored)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import Response, status
 
+from api.schemas import (
+    AnswerPublic,
+    DecisionPublic,
+    DeliveryPublic,
+    EscalationAccepted,
+    EscalationPublic,
+    EscalationSummary,
+    EventPublic,
+    InboundAnswer,
+    ReplyPublic,
+)
 from models.store import decision_json, iso, resolution_of
 from models.tables import Decision, Delivery, Escalation, Event, Reply
+from workers.answers import Answer
 from workers.intake import Accepted
 from workers.runtime import Runtime
 from workers.stage_runs import nudge
 from workflows.stage_results import Stage
 
+JOINED_NOTE = "the same open question as escalation {id}: joined it; nobody is paged again"
+
 
 def answer_accepted(
     runtime: Runtime, accepted: Accepted, response: Response, *, public_url: str
-) -> dict[str, Any]:
+) -> EscalationAccepted:
     """Nudge a new case's first stage; 201 for a new case, 200 for a resend or a join."""
     if accepted.state == "received":
         nudge(runtime.app, Stage.SNAPSHOT, accepted.id)
     if not accepted.created:
         response.status_code = status.HTTP_200_OK
-    note = f"the same open question as escalation {accepted.id}: joined it; nobody is paged again"
-    return {
-        "id": accepted.id,
-        "state": accepted.state,
-        "created": accepted.created,
-        "joined": accepted.joined,
-        **({"note": note} if accepted.joined else {}),
-        "warnings": list(accepted.warnings),
-        "url": f"{public_url}/v1/escalations/{accepted.id}",
-    }
+    return EscalationAccepted(
+        id=accepted.id,
+        state=accepted.state,
+        created=accepted.created,
+        joined=accepted.joined,
+        note=JOINED_NOTE.format(id=accepted.id) if accepted.joined else None,
+        warnings=list(accepted.warnings),
+        url=f"{public_url}/v1/escalations/{accepted.id}",
+    )
 
 
-def escalation_summary(row: Escalation) -> dict[str, Any]:
+def _summary_fields(row: Escalation) -> dict[str, object]:
     return {
         "id": row.id,
         "run_id": row.run_id,
@@ -50,64 +61,102 @@ def escalation_summary(row: Escalation) -> dict[str, Any]:
     }
 
 
+def escalation_summary(row: Escalation) -> EscalationSummary:
+    return EscalationSummary.model_validate(_summary_fields(row))
+
+
+def decision_public(decision: Decision | None) -> DecisionPublic | None:
+    return DecisionPublic.model_validate(decision_json(decision)) if decision else None
+
+
 def escalation_detail(
     row: Escalation, decision: Decision | None, deliveries: list[Delivery]
-) -> dict[str, Any]:
-    return {
-        **escalation_summary(row),
-        "packet": row.packet,
-        "snapshot": row.snapshot,
-        "options": row.options,
-        "wake": row.wake,
-        "problems": row.problems,
-        "cites_id": row.cites_id,
-        "design_hash": row.design_hash,
-        "routed_at": iso(row.routed_at),
-        "followed_up_at": iso(row.followed_up_at),
-        "decided_at": iso(row.decided_at),
-        "decision": decision_json(decision) if decision else None,
-        "pipeline": _pipeline_view(row, decision),
-        "deliveries": [
-            {
-                "id": d.id,
-                "purpose": d.purpose,
-                "channel": d.target,
-                "role": d.role,
-                "state": d.state,
-                "attempts": d.attempts,
-                "last_error": d.last_error,
-                "sent_at": iso(d.sent_at),
-            }
-            for d in deliveries
-        ],
-    }
+) -> EscalationPublic:
+    return EscalationPublic.model_validate(
+        {
+            **_summary_fields(row),
+            "packet": row.packet,
+            "snapshot": row.snapshot,
+            "options": row.options,
+            "wake": row.wake,
+            "problems": row.problems,
+            "cites_id": row.cites_id,
+            "design_hash": row.design_hash,
+            "routed_at": iso(row.routed_at),
+            "followed_up_at": iso(row.followed_up_at),
+            "decided_at": iso(row.decided_at),
+            # Proof the run took its decision: the wake acknowledged, or the file it reads.
+            "resumed": {
+                "at": iso(row.resumed_at),
+                "via": row.resumed_via,
+                "redeliveries": row.wake_redeliveries,
+                "ack_due_at": iso(row.ack_due_at),
+            },
+            "decision": decision_public(decision),
+            "pipeline": _pipeline_view(row, decision),
+            "deliveries": [delivery_public(d) for d in deliveries],
+        }
+    )
 
 
-def _pipeline_view(row: Escalation, decision: Decision | None) -> dict[str, Any] | None:
+def delivery_public(delivery: Delivery) -> DeliveryPublic:
+    return DeliveryPublic(
+        id=delivery.id,
+        purpose=delivery.purpose,
+        channel=delivery.target,
+        role=delivery.role,
+        state=delivery.state,
+        attempts=delivery.attempts,
+        last_error=delivery.last_error,
+        sent_at=iso(delivery.sent_at),
+    )
+
+
+def _pipeline_view(row: Escalation, decision: Decision | None) -> dict[str, object] | None:
     """A pipeline case's offer and, once decided, the command the orchestrator runs."""
     if not row.pipeline:
         return None
     return {**row.pipeline, "command": decision.value if decision else None}
 
 
-def event_json(event: Event) -> dict[str, Any]:
-    return {
-        "id": event.id,
-        "at": iso(event.at),
-        "kind": event.kind,
-        "state": event.state,
-        "detail": event.detail,
-    }
+def event_public(event: Event) -> EventPublic:
+    return EventPublic(
+        id=event.id, at=iso(event.at), kind=event.kind, state=event.state, detail=event.detail
+    )
 
 
-def reply_json(reply: Reply) -> dict[str, Any]:
-    return {
-        "id": reply.id,
-        "at": iso(reply.at),
-        "channel": reply.channel,
-        "sender": reply.sender,
-        "text": reply.raw_text,
-        "option": reply.option,
-        "matched_by": reply.matched_by,
-        "outcome": reply.outcome,
-    }
+def reply_public(reply: Reply) -> ReplyPublic:
+    return ReplyPublic(
+        id=reply.id,
+        at=iso(reply.at),
+        channel=reply.channel,
+        sender=reply.sender,
+        text=reply.raw_text,
+        option=reply.option,
+        matched_by=reply.matched_by,
+        outcome=reply.outcome,
+    )
+
+
+def answer_public(result: Answer) -> AnswerPublic:
+    return AnswerPublic.model_validate(
+        {
+            "id": result.escalation_id,
+            "outcome": result.outcome,
+            "message": result.message,
+            "option": result.option,
+            "decision": result.decision,
+        }
+    )
+
+
+def inbound_answer(result: Answer) -> InboundAnswer:
+    return InboundAnswer.model_validate(
+        {
+            "id": result.escalation_id,
+            "outcome": result.outcome,
+            "understood": result.option,
+            "message": result.message,
+            "decision": result.decision,
+        }
+    )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -11,9 +11,12 @@ from api.blocked_cli import unblock_locally
 from api.cli_common import call, fail, make_client
 from api.run_outcome import exit_code, wait_view
 
+if TYPE_CHECKING:
+    from api.client import Escalations
+
 
 def wait_and_exit(
-    client: Any,
+    client: Escalations,
     escalation_id: str,
     timeout: float | None,
     *,
@@ -28,7 +31,9 @@ def wait_and_exit(
     raise typer.Exit(exit_code(case))
 
 
-def _unblock_after_wait(client: Any, case: dict[str, Any], blocked_file: str | None) -> None:
+def _unblock_after_wait(
+    client: Escalations, case: dict[str, Any], blocked_file: str | None
+) -> None:
     """`wait --unblock`: the decision onto this disk; exit 1 if the disk refuses."""
     import os
     from pathlib import Path

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import event
@@ -12,6 +13,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, create_engine
 
 from models.settings import Settings
+from models.state_files import private_file, private_folder
 from workflows.errors import StoreUnavailable
 
 
@@ -37,8 +39,11 @@ def make_engine(settings: Settings) -> Engine:
     """An engine for the configured database; SQLite files live under `settings.home`."""
     url = settings.resolved_database_url
     if url.startswith("sqlite"):
-        settings.home.mkdir(parents=True, exist_ok=True)
+        private_folder(settings.home)
         engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+        if engine.url.database and engine.url.database != ":memory:":
+            # Made 0600 before SQLite opens it; its -wal and -shm files take the same mode.
+            private_file(Path(engine.url.database))
         _tune_sqlite(engine)
         return engine
     return create_engine(url, pool_pre_ping=True)
@@ -72,4 +77,6 @@ def transaction(engine: Engine) -> Iterator[Session]:
                 raise
             with suppress(sa_exc.SQLAlchemyError):  # the connection, and its transaction, is gone
                 session.rollback()
-            raise StoreUnavailable(f"database unavailable: {type(error).__name__}") from error
+            raise StoreUnavailable(
+                f"the database is unavailable ({type(error).__name__})"
+            ) from error

@@ -8,6 +8,7 @@ from alembic import command
 from alembic.config import Config
 
 from models.settings import Settings
+from models.state_files import private_folder
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 
@@ -21,5 +22,5 @@ def alembic_config(settings: Settings) -> Config:
 
 def upgrade(settings: Settings) -> None:
     """Apply every migration not yet applied; safe to run on every start."""
-    settings.home.mkdir(parents=True, exist_ok=True)
+    private_folder(settings.home)
     command.upgrade(alembic_config(settings), "head")

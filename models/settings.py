@@ -93,12 +93,31 @@ class Settings(BaseSettings):
     intake_retry_max_delay: float = Field(
         default=5.0, gt=0, description="Longest pause between those retries, seconds."
     )
+    wake_ack_wait: float = Field(
+        default=300.0,
+        gt=0,
+        description="Seconds a closed case waits for the run to acknowledge its wake before "
+        "it is sent again (each wait twice the one before).",
+    )
+    wake_redeliveries: int = Field(
+        default=3,
+        ge=0,
+        description="Times an unacknowledged wake is sent again before the case shows "
+        "decided, not resumed.",
+    )
 
     @field_validator("outbound_allow")
     @classmethod
     def _parses(cls, value: str | None) -> str | None:
         parse_allow_list(value)  # a typo fails at start, naming the entry
         return value
+
+    # The HTTP faces (api/).
+    max_body_size: int = Field(
+        default=256 * 1024,
+        ge=1024,
+        description="Bytes one request body may hold; a larger one is refused with 413.",
+    )
 
     @property
     def file_roots(self) -> tuple[Path, ...]:

@@ -92,6 +92,7 @@ def case_of(row: Escalation) -> Case:
         pipeline=row.pipeline or {},
         created_at=as_utc(row.created_at),
         routed_at=as_utc(row.routed_at),
+        extended=timedelta(seconds=row.extended_seconds or 0),
     )
 
 
@@ -167,6 +168,7 @@ def _apply_update(row: Escalation, update: CaseUpdate) -> None:
     if update.outcome is not None:
         row.outcome = update.outcome
     row.reply_token_hash = update.reply_token_hash or row.reply_token_hash
+    row.ack_due_at = update.ack_due_at or row.ack_due_at
 
 
 def decision_row(

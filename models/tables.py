@@ -1,4 +1,4 @@
-"""The SQL tables: escalations, their append-only events, deliveries, replies, decisions."""
+"""The SQL tables: escalations, their events, deliveries, replies, decisions, sign-ins."""
 
 from __future__ import annotations
 
@@ -80,6 +80,14 @@ class Escalation(SQLModel, table=True):
     followed_up_at: datetime | None = _when()
     decided_at: datetime | None = _when()
     closed_at: datetime | None = _when()
+    # Proof the run resumed (workflows/wake_acks.py): when, and how the service learned it;
+    # while none came, when the wake is sent again and how often it was.
+    resumed_at: datetime | None = _when()
+    resumed_via: str | None = Field(default=None, max_length=40)
+    ack_due_at: datetime | None = _when(index=True)
+    wake_redeliveries: int = 0
+    # Seconds operators added to the timeout (workflows/extensions.py), on top of the tier's.
+    extended_seconds: int = 0
 
 
 class Event(SQLModel, table=True):
@@ -203,3 +211,20 @@ class PipelinePhase(SQLModel, table=True):
     nuclear: int = 0
     escalations: int = 0  # numbers each escalation's packet_id within the phase
     updated_at: datetime | None = _when()
+
+
+class DashboardSignIn(SQLModel, table=True):
+    """A dashboard sign-in. The cookie holds a random key; only its sha256 is stored, so a
+    copy of the database signs nobody in. Revoked at sign-out or when its token is removed."""
+
+    __tablename__ = "dashboard_sessions"
+
+    id: str = Field(primary_key=True, max_length=64)  # sha256 of the cookie's key
+    role: str = Field(max_length=16)
+    name: str = Field(default="", max_length=40)  # the operator's word at sign-in
+    # A keyed hash of the bearer token that signed in: the session lives only as long as
+    # that token is configured with that role.
+    token_digest: str = Field(index=True, max_length=64)
+    created_at: datetime | None = _when(nullable=False)
+    expires_at: datetime | None = _when(index=True, nullable=False)
+    revoked_at: datetime | None = _when()

@@ -129,7 +129,9 @@ def _context(session: Session, row: Escalation, *, now: datetime) -> ReplyContex
 def _prior(decision: Decision | None) -> PriorDecision | None:
     if decision is None:
         return None
-    return PriorDecision(decision.option, decision.decided_by, as_utc(decision.at))
+    return PriorDecision(
+        decision.option, decision.decided_by, as_utc(decision.at), decision.is_default
+    )
 
 
 def _record(

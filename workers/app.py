@@ -7,6 +7,7 @@ from typing import Any
 from celery import Celery
 
 from models.settings import Settings
+from models.state_files import private_folder
 from workers import names
 
 
@@ -30,6 +31,8 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         "beat_schedule": {
             "sweep": {"task": names.SWEEP, "schedule": settings.sweep_interval},
         },
+        # The schedule file is touched after every sweep sent: its age is beat's health.
+        "beat_sync_every": 1,
     }
     if settings.embedded_broker:
         # A folder of message files: no server, several processes on one host, fanout (so
@@ -55,6 +58,7 @@ def celery_config(settings: Settings) -> dict[str, Any]:
 def make_celery(settings: Settings) -> Celery:
     """A Celery app bound to `settings`; nothing connects until a task is sent or consumed."""
     if settings.embedded_broker:
+        private_folder(settings.home)  # before the broker's folders make it with the umask's mode
         for part in ("queue", "control"):  # the transport expects its folders to exist
             (settings.broker_folder / part).mkdir(parents=True, exist_ok=True)
     app = Celery("escalation", include=["workers.tasks"])

@@ -23,6 +23,7 @@ from tenacity import (
 )
 
 from models.settings import Settings
+from models.state_files import inbox_token, write_private
 from workflows.errors import ConfigError
 from workflows.stage_results import DeliveryState
 
@@ -87,17 +88,18 @@ def dev_inbox_path(settings: Settings) -> Path:
 
 
 def dev_apprise_config(settings: Settings, tags: set[str]) -> Path:
-    """With no apprise config given, every tag posts to the API's local inbox (json://)."""
+    """With no apprise config given, every tag posts to the API's local inbox (json://), with
+    the inbox's token as the URL's password (apprise masks it in what it logs)."""
     path = settings.home / "apprise-dev.yaml"
     host = "127.0.0.1" if settings.host in ("0.0.0.0", "::") else settings.host
+    token = quote(inbox_token(settings.home), safe="")
     lines = [
         "# Generated: every design tag delivers to the local inbox (escalate inbox).",
         "urls:",
-        f"  - json://{host}:{settings.port}/v1/dev/inbox:",
+        f"  - json://inbox:{token}@{host}:{settings.port}/v1/dev/inbox:",
         f"      tag: {', '.join(sorted(tags))}",
     ]
-    settings.home.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_private(path, "\n".join(lines) + "\n")
     return path
 
 

@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from celery import Celery
 from sqlmodel import col, update
 
 from models.db import transaction
@@ -23,6 +24,7 @@ from workers.local_files import refused_paths, write_atomically
 from workers.runtime import Runtime
 from workers.stage_runs import nudge
 from workers.unblock import unblock, write_command_file
+from workers.wake_acks import resumed_by_delivery
 from workers.wakeups import post_webhook, send_wake_task
 from workflows.blocked_file import render_blocked
 from workflows.delivery_failure import delivery_failure_packet
@@ -91,12 +93,12 @@ def _claim(runtime: Runtime, delivery_id: int) -> Delivery | None:
         return session.get(Delivery, delivery_id)
 
 
-def _send_wake_task(app: Any, runtime: Runtime, delivery: Delivery) -> channels.SendOutcome:
+def _send_wake_task(app: Celery, runtime: Runtime, delivery: Delivery) -> channels.SendOutcome:
     queue = delivery.queue or DEFAULT_WAKE_QUEUE
     return send_wake_task(app, delivery.target, delivery.payload, queue=queue)
 
 
-def _send_webhook(_app: Any, runtime: Runtime, delivery: Delivery) -> channels.SendOutcome:
+def _send_webhook(_app: Celery, runtime: Runtime, delivery: Delivery) -> channels.SendOutcome:
     return post_webhook(
         delivery.target,
         delivery.payload,
@@ -115,7 +117,7 @@ def _outside_files_root(runtime: Runtime, delivery: Delivery) -> channels.SendOu
     return channels.SendOutcome(channels.FAILED, outside[0][:500]) if outside else None
 
 
-def _write_command_file(_app: Any, runtime: Runtime, delivery: Delivery) -> channels.SendOutcome:
+def _write_command_file(_app: Celery, runtime: Runtime, delivery: Delivery) -> channels.SendOutcome:
     """A pipeline's orchestrator reads it (SPEC §6)."""
     try:
         write_command_file(
@@ -126,7 +128,7 @@ def _write_command_file(_app: Any, runtime: Runtime, delivery: Delivery) -> chan
     return channels.SendOutcome(channels.SENT)
 
 
-def _write_file(app: Any, runtime: Runtime, delivery: Delivery) -> channels.SendOutcome:
+def _write_file(app: Celery, runtime: Runtime, delivery: Delivery) -> channels.SendOutcome:
     if refused := _outside_files_root(runtime, delivery):
         return refused
     if delivery.purpose == Purpose.COMMAND_FILE:
@@ -134,18 +136,18 @@ def _write_file(app: Any, runtime: Runtime, delivery: Delivery) -> channels.Send
     return _unblock(app, runtime, delivery)
 
 
-def _unblock(_app: Any, runtime: Runtime, delivery: Delivery) -> channels.SendOutcome:
+def _unblock(_app: Celery, runtime: Runtime, delivery: Delivery) -> channels.SendOutcome:
     """A shell loop's BLOCKED.md on this host becomes its DECISION.md (SPEC §5)."""
     try:
         left = unblock(delivery.payload, runtime.settings.file_roots)
     except (OSError, KeyError) as exc:
         return channels.SendOutcome(channels.FAILED, f"{type(exc).__name__}: {exc}"[:500])
-    if left:
+    if left:  # written, but BLOCKED.md stayed: the loop has not been released
         log.warning("escalation %s: %s", delivery.escalation_id, left)
-    return channels.SendOutcome(channels.SENT)
+    return channels.SendOutcome(channels.SENT, left)
 
 
-def _page(_app: Any, runtime: Runtime, delivery: Delivery) -> channels.SendOutcome:
+def _page(_app: Celery, runtime: Runtime, delivery: Delivery) -> channels.SendOutcome:
     settings = runtime.settings
     tag = str(delivery.payload.get("tag", ""))
     channel = runtime.channels.channel(tag, delivery.target)
@@ -162,7 +164,7 @@ def _page(_app: Any, runtime: Runtime, delivery: Delivery) -> channels.SendOutco
     )
 
 
-Sender = Callable[[Any, Runtime, Delivery], channels.SendOutcome]
+Sender = Callable[[Celery, Runtime, Delivery], channels.SendOutcome]
 SENDERS: dict[Via, Sender] = {
     Via.APPRISE: _page,
     Via.CELERY: _send_wake_task,
@@ -171,7 +173,7 @@ SENDERS: dict[Via, Sender] = {
 }
 
 
-def _send(app: Any, runtime: Runtime, delivery: Delivery) -> channels.SendOutcome:
+def _send(app: Celery, runtime: Runtime, delivery: Delivery) -> channels.SendOutcome:
     return SENDERS[delivery.channel](app, runtime, delivery)
 
 
@@ -199,7 +201,7 @@ def _personalised(runtime: Runtime, delivery: Delivery, tag: str) -> str:
     return fill_markers(delivery.body, token=reply_token(key, delivery.escalation_id), links=links)
 
 
-def deliver_one(app: Any, runtime: Runtime, delivery_id: int) -> None:
+def deliver_one(app: Celery, runtime: Runtime, delivery_id: int) -> None:
     """Claim one outbox row, send it, record the outcome; a page that never arrives escalates."""
     delivery = _claim(runtime, delivery_id)
     if delivery is None:
@@ -219,6 +221,8 @@ def deliver_one(app: Any, runtime: Runtime, delivery_id: int) -> None:
         row.last_error = outcome.error
         if outcome.state == channels.SENT:
             row.state, row.sent_at = channels.SENT, now
+            if outcome.error is None:
+                resumed_by_delivery(session, row, now=now)
         elif outcome.state == DeliveryState.REFUSED:  # final: no retry, no next attempt
             row.state, row.next_attempt_at = DeliveryState.REFUSED, None
         elif row.attempts >= settings.delivery_max_attempts:
@@ -277,7 +281,7 @@ def _cancel_if_decided(runtime: Runtime, delivery: Delivery) -> bool:
 
 
 def _escalate_undelivered(
-    app: Any, runtime: Runtime, case: Any, delivery: Delivery, error: str
+    app: Celery, runtime: Runtime, case: Any, delivery: Delivery, error: str
 ) -> None:
     """After the limit: a second packet citing the first, and the run's fallback file."""
     fallback = case.wake.get("fallback_file")

@@ -12,6 +12,7 @@ FOLLOW_UP = "escalation.stage.follow_up"
 TIMEOUT = "escalation.stage.timeout"
 CLOSE = "escalation.stage.close"
 SWEEP = "escalation.sweep"
+ACK_WAKE = "escalation.ack_wake"  # a woken run says it resumed: (wake_id, token)
 
 # The pure stage names the workflow speaks, mapped to the tasks that run them.
 FOR_STAGE = {

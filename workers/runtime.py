@@ -6,8 +6,8 @@ import os
 import threading
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
 
+from celery import Celery
 from sqlalchemy.engine import Engine
 
 from models import state_files
@@ -26,7 +26,7 @@ class Runtime:
 
     settings: Settings
     pid: int
-    app: Any
+    app: Celery
 
     @cached_property
     def engine(self) -> Engine:
@@ -69,7 +69,7 @@ def design_tags(design: Design) -> set[str]:
 _lock = threading.Lock()
 
 
-def runtime_for(app: Any) -> Runtime:
+def runtime_for(app: Celery) -> Runtime:
     """The runtime of a Celery app (or anything carrying `escalation_settings`)."""
     with _lock:
         current: Runtime | None = getattr(app, "_escalation_runtime", None)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any
 
+from celery import Celery
 from sqlmodel import Session
 
 from models.db import transaction
@@ -22,7 +22,7 @@ log = logging.getLogger(__name__)
 Decide = Callable[[Session, Escalation, datetime], StageResult | None]
 
 
-def nudge(app: Any, stage: Stage | None, escalation_id: str) -> None:
+def nudge(app: Celery, stage: Stage | None, escalation_id: str) -> None:
     """Enqueue a stage; if the broker is down the sweeper re-drives it, so only log."""
     if stage is None:
         return
@@ -62,7 +62,9 @@ def begin_attempt(runtime: Runtime, escalation_id: str, expected: State) -> bool
         return True
 
 
-def finish(app: Any, runtime: Runtime, escalation_id: str, expected: State, decide: Decide) -> None:
+def finish(
+    app: Celery, runtime: Runtime, escalation_id: str, expected: State, decide: Decide
+) -> None:
     """Lock the case, check it is still where the stage left it, apply the decision, nudge."""
     now = datetime.now(UTC)
     with transaction(runtime.engine) as session:

@@ -8,7 +8,7 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from celery import shared_task
+from celery import Celery, shared_task
 from celery.exceptions import Reject
 from sqlmodel import Session, col, update
 
@@ -29,12 +29,14 @@ from workers.intake import accept_when_stored
 from workers.probes import read_fingerprint
 from workers.runtime import Runtime, runtime_for
 from workers.stage_runs import begin_attempt, finish, nudge
+from workers.wake_acks import acknowledge, redeliver_due, with_ack
 from workflows import routing
 from workflows.closing import close_case
 from workflows.errors import PacketRefused, PermanentError, ProbeError, StoreUnavailable
 from workflows.stage_results import Stage, StageResult
 from workflows.stages import record_snapshot
 from workflows.states import State
+from workflows.wake_acks import ResumedVia
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +56,7 @@ def _probe(runtime: Runtime, spec: Any) -> tuple[str | None, str | None]:
         return None, str(exc)
 
 
-def _revoke(app: Any, task_ids: Sequence[str]) -> tuple[list[str], str | None]:
+def _revoke(app: Celery, task_ids: Sequence[str]) -> tuple[list[str], str | None]:
     """Revoke what the run scheduled; returns (revoked ids, why not when it failed)."""
     if not task_ids:
         return [], None
@@ -197,9 +199,10 @@ def close(self: Any, escalation_id: str) -> None:
         decision = decision_of(session, row.id)
         if decision is None:
             raise PermanentError(f"escalation {row.id} is decided but has no decision row")
-        return close_case(
+        result = close_case(
             case_of(row), decision_spec(decision), current=current, probe_error=error, now=now
         )
+        return with_ack(runtime, result, wake_id=row.id, now=now)
 
     finish(self.app, runtime, escalation_id, State.DECIDED, decide)
 
@@ -214,6 +217,14 @@ def deliver(self: Any, escalation_id: str) -> None:
     for delivery_id in ids:
         if delivery_id is not None:
             deliver_one(self.app, runtime, delivery_id)
+
+
+@shared_task(name=names.ACK_WAKE, bind=True)
+def ack_wake(self: Any, wake_id: str, token: str) -> bool:
+    """A woken run's acknowledgement, by task name: True the first time it is recorded."""
+    return bool(
+        acknowledge(runtime_for(self.app), wake_id, via=ResumedVia.ACK, token=token)["first"]
+    )
 
 
 @shared_task(name=names.SWEEP, bind=True)
@@ -247,6 +258,7 @@ def sweep(self: Any) -> dict[str, int]:
             for d in due_deliveries(session, now=now, pending_grace=stall_after, limit=500)
         }
     wanted.update(blockers.release_ready(runtime))  # SPEC §8: once, after the last
+    wanted.update(redeliver_due(runtime, now=now))  # wakes nobody acknowledged
     for stage, escalation_id in dispatched:
         nudge(self.app, stage, escalation_id)
     for escalation_id in sorted(wanted):

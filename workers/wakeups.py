@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import httpx
+from celery import Celery
 
 from workers import outbound
 from workers.channels import FAILED, REFUSED, SENT, UNKNOWN, SendOutcome
@@ -64,7 +65,9 @@ def post_webhook(
     return SendOutcome(FAILED, f"webhook answered HTTP {status // 100}xx{unfollowed}")
 
 
-def send_wake_task(app: Any, name: str, payload: Mapping[str, Any], *, queue: str) -> SendOutcome:
+def send_wake_task(
+    app: Celery, name: str, payload: Mapping[str, Any], *, queue: str
+) -> SendOutcome:
     """Send the run's wake task on the run's own queue: on ours, our workers would discard it
     as unregistered. Sent means the broker took it; the run's worker may not be up yet."""
     try:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from workflows.errors import InvalidInput
@@ -46,6 +46,7 @@ class Case:
     pipeline: Mapping[str, Any] = field(default_factory=dict)  # SPEC §6 cases only
     created_at: datetime | None = None
     routed_at: datetime | None = None
+    extended: timedelta = timedelta()  # what operators added to the tier's timeout
 
 
 def parse_options(raw: object) -> tuple[Option, ...]:

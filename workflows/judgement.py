@@ -46,6 +46,7 @@ class PriorDecision:
     option: str
     decided_by: str
     at: datetime | None
+    is_default: bool = False
 
 
 @dataclass(frozen=True)
@@ -205,6 +206,11 @@ def superseded_message(case: ReplyContext) -> str:
     if prior is None:
         return f"Escalation {case.case_id} is {case.state}; nothing to decide."
     when = prior.at.isoformat(timespec="seconds") if prior.at else "earlier"
+    if prior.is_default:
+        return (
+            f"Nobody answered in time: the default {prior.option} applied at {when}. "
+            "Your reply was recorded."
+        )
     return (
         f"Already decided: {prior.option} by {prior.decided_by} at {when}. Your reply was recorded."
     )

@@ -134,7 +134,7 @@ def follow_up(case: Case, design: Design, *, public_url: str, now: datetime) -> 
                 },
             ),
         ),
-        next_action_at=max(routed_at + tier.timeout, now),
+        next_action_at=max(routed_at + tier.timeout + case.extended, now),
         outbound=tuple(outbound),
         updates=CaseUpdate(followed_up_at=now),
         next_stage=Stage.DELIVER,

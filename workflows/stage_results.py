@@ -96,6 +96,7 @@ class CaseUpdate:
     closed_at: datetime | None = None
     outcome: Resolution | None = None
     reply_token_hash: str | None = None  # the worker derives it: the code needs the key
+    ack_due_at: datetime | None = None  # when the run should have acknowledged its wake
 
 
 @dataclass(frozen=True)

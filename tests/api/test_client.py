@@ -44,10 +44,10 @@ def test_wait_long_polls_until_decided_and_returns_none_on_timeout(
     answer_when_notified(server, sink, "esc-client-1", "approve")
     case = client.wait(created["id"], timeout=20)
     assert case is not None and case["decision"]["option"] == "approve"
-    # The server bounds a hold at 55 s
+    # The server bounds a hold at 45 s, under the 60 s MCP clients give a tool call
     too_long = httpx.get(
         f"{server.url}/v1/escalations/{created['id']}/wait",
-        params={"hold": 56},
+        params={"hold": 46},
         headers=client._http.headers,
     )
     assert too_long.status_code == 422
@@ -75,6 +75,8 @@ def test_require_approval_runs_the_function_only_when_approved(
 
     answer_when_notified(server, sink, "esc-drop-orders", "approve")
     assert drop("orders") == "dropped orders"
+    [orders] = [c for c in client.list() if c["packet_id"] == "esc-drop-orders"]
+    assert client.get(orders["id"])["resumed"]["via"] == "ack"  # the wait acknowledged it
     answer_when_notified(server, sink, "esc-drop-users", "deny")
     with pytest.raises(Denied, match="chose 'deny'"):
         drop("users")
@@ -109,7 +111,8 @@ def test_the_async_client_waits_without_blocking_the_loop(
 
     case = asyncio.run(scenario())
     assert case is not None and case["outcome"] == "decided"
-    assert isinstance(Escalations, type)
+    # Returning the decision acknowledged the wake: the service knows the run resumed
+    assert server.client().get(case["id"])["resumed"]["via"] == "ack"
 
 
 def test_both_clients_raise_a_pipeline_from_its_state_folder(server: Server, tmp_path: Any) -> None:

@@ -10,11 +10,9 @@ import pytest
 import typer
 
 from api.pipeline_cli import _wait_for_command
-from tests.api.test_serve import ESCALATE, Server, server, wait_for
-from tests.api.test_shell_loop import agent_env, patient
+from tests.api.test_serve import ESCALATE, Server, wait_for
+from tests.api.test_shell_loop import agent_env
 from tests.support.waiting import wait_until
-
-__all__ = ["patient", "server"]  # fixtures, imported so pytest finds them here
 
 
 def raise_and_wait(state_dir: Path, command_file: Path, env: dict[str, str]) -> subprocess.Popen:

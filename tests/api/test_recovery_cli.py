@@ -25,7 +25,14 @@ def test_stats_reports_counts_and_retry_names_what_it_cannot_do(server: Server) 
     assert counted.returncode == 0, counted.stderr  # nothing parked
     stats = json.loads(counted.stdout)
     assert sum(stats["by_state"].values()) == 1 and stats["dead_letter"] == []
-    assert set(stats) == {"open", "by_state", "oldest_open_at", "dead_letter", "deliveries"}
+    assert set(stats) == {
+        "open",
+        "by_state",
+        "oldest_open_at",
+        "dead_letter",
+        "deliveries",
+        "decided_not_resumed",
+    }
 
     refused = subprocess.run(
         [ESCALATE, "retry", case["id"]],

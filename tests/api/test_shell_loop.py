@@ -8,8 +8,6 @@ import re
 import subprocess
 from pathlib import Path
 
-import pytest
-
 from tests.api.test_serve import ESCALATE, Server, free_port, server, wait_for
 from tests.support.waiting import wait_until
 from tests.workers.conftest import DESIGN
@@ -41,18 +39,6 @@ exec "$ESCALATE" raise --blocked-file --run run-loop-1 --packet-id esc-loop-1 \\
     --question "Skip the 3 orphan records?" \\
     --choice "approve=skip them and resume" --choice "deny=stop the run"
 """
-
-
-@pytest.fixture
-def patient(server: Server, tmp_path: Path) -> Server:
-    """The test design with windows of minutes, so no timeout default races the answer."""
-    design = tmp_path / "design-patient.yaml"
-    design.write_text(
-        re.sub(r"window: \d+s, timeout: \d+s", "window: 10m, timeout: 20m", DESIGN.read_text()),
-        encoding="utf-8",
-    )
-    server.env["ESCALATE_DESIGN"] = str(design)
-    return server
 
 
 def agent_env(server: Server) -> dict[str, str]:
@@ -198,6 +184,8 @@ def test_wait_unblock_does_it_when_the_service_cannot_reach_the_runs_disk(
     assert "- Option: deny" in decision and "- Outcome: decided" in decision
     (line,) = (tmp_path / "decisions.log").read_text().splitlines()
     assert line.split("\t")[1:4] == [created["id"], "deny", "decided"]
+    # And the wait, a process of the run's own, acknowledged the wake
+    assert client.get(created["id"])["resumed"]["via"] == "ack"
     assert "ana" in line.split("\t")[4]
 
 

@@ -43,9 +43,9 @@ def test_upgrading_an_empty_database_gives_the_models_schema(settings: Settings)
 
 
 def test_open_blocker_sets_of_one_task_become_one_set(settings: Settings) -> None:
-    # Given a database at 0010 where blockers added one at a time made two open sets for T-1
+    # Given a database at 0031 where blockers added one at a time made two open sets for T-1
     # (the bug: each woke the task on its own), a woken set, and another task's open set
-    command.upgrade(alembic_config(settings), "0010")
+    command.upgrade(alembic_config(settings), "0031")
     engine = make_engine(settings)
     rows = [
         ("T-1", ["e1"], None),

@@ -1,6 +1,6 @@
 """One path for every reply that arrives by code: throttle, find the case, answer.
 
-Used by the HTTP endpoints (api/answer_routes.py) and the Telegram long-polling loop.
+Used by the HTTP endpoints (api/routes/inbound.py) and the Telegram long-polling loop.
 """
 
 from __future__ import annotations

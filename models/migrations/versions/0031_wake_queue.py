@@ -1,7 +1,7 @@
 """wake queue: a wake task goes to the run's own queue
 
-Revision ID: 0010
-Revises: 0009
+Revision ID: 0031
+Revises: 0030
 Create Date: 2026-12-01 10:00:00
 """
 
@@ -12,8 +12,8 @@ import sqlmodel
 from alembic import op
 
 
-revision = '0010'
-down_revision = '0009'
+revision = '0031'
+down_revision = '0030'
 branch_labels = None
 depends_on = None
 

@@ -1,7 +1,7 @@
 """one blocker set: a task has at most one open set of blockers, extended as they come
 
-Revision ID: 0011
-Revises: 0010
+Revision ID: 0032
+Revises: 0031
 Create Date: 2026-12-01 11:00:00
 """
 
@@ -13,8 +13,8 @@ import sqlalchemy as sa
 from alembic import op
 
 
-revision = '0011'
-down_revision = '0010'
+revision = '0032'
+down_revision = '0031'
 branch_labels = None
 depends_on = None
 

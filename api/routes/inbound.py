@@ -1,0 +1,122 @@
+"""Replies that arrive by code: a chat bridge's text, and Slack, Telegram and ntfy webhooks."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from fastapi import APIRouter, Request, Response
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import JSONResponse
+
+from api.deps import CurrentOperator, LimiterDep, RuntimeDep
+from api.schemas import InboundAnswer, InboundTextCreate
+from api.statuses import status_of
+from api.views import inbound_answer
+from workers.inbound import ntfy, slack, telegram
+from workers.inbound.common import InboundMessage
+from workers.inbound.dispatch import MissLimiter, route_reply
+from workers.runtime import Runtime
+from workflows.errors import Ignored, InboundRejected, InvalidInput
+
+router = APIRouter()
+PLATFORM_ANSWERS: dict[int | str, dict[str, Any]] = {
+    200: {"model": InboundAnswer},
+    409: {"model": InboundAnswer},
+}
+
+
+def _answered(runtime: Runtime, limiter: MissLimiter, message: InboundMessage) -> JSONResponse:
+    result = route_reply(runtime, limiter, message)
+    return JSONResponse(inbound_answer(result).model_dump(mode="json"), status_of(result))
+
+
+def _from_platform(
+    runtime: Runtime, limiter: MissLimiter, read: Callable[[], InboundMessage | dict[str, str]]
+) -> JSONResponse:
+    """Read the platform's request (refusals reach the error handler) and answer its reply."""
+    try:
+        message = read()
+    except Ignored as ignored:
+        return JSONResponse({"ignored": ignored.reason}, 200)
+    if isinstance(message, dict):  # Slack's url_verification challenge
+        return JSONResponse(message, 200)
+    return _answered(runtime, limiter, message)
+
+
+@router.post("/v1/inbound/text", responses={409: {"model": InboundAnswer}})
+def inbound_text(
+    body: InboundTextCreate,
+    runtime: RuntimeDep,
+    limiter: LimiterDep,
+    response: Response,
+    _role: CurrentOperator,
+) -> InboundAnswer:
+    """A reply from any chat bridge: the text starts with the case's code."""
+    if body.text is None or not body.text.strip():
+        raise InvalidInput("no text: send {text, channel, sender}")
+    message = InboundMessage(
+        text=body.text,
+        # A bridge reports names; it cannot pose as a platform we verify ourselves.
+        channel="bridge:" + (body.channel or "text"),
+        sender=body.sender or "unknown",
+        message_id=body.message_id or "",
+    )
+    result = route_reply(runtime, limiter, message)
+    response.status_code = status_of(result)
+    return inbound_answer(result)
+
+
+@router.post("/v1/inbound/slack", responses=PLATFORM_ANSWERS)
+async def inbound_slack(request: Request, runtime: RuntimeDep, limiter: LimiterDep) -> JSONResponse:
+    """Slack Events API and interactive buttons; the signature is checked on the raw body."""
+    secret = runtime.settings.slack_signing_secret
+    if not secret:
+        return JSONResponse({"detail": "Slack is not configured"}, 503)
+    raw = await request.body()
+
+    def read() -> InboundMessage | dict[str, str]:
+        slack.verify(secret, request.headers, raw, now=time.time())
+        return slack.parse(raw, request.headers.get("content-type", ""))
+
+    return await run_in_threadpool(_from_platform, runtime, limiter, read)
+
+
+@router.post("/v1/inbound/telegram", responses=PLATFORM_ANSWERS)
+async def inbound_telegram(
+    request: Request, runtime: RuntimeDep, limiter: LimiterDep
+) -> JSONResponse:
+    """Telegram webhook updates; the secret token header is checked first."""
+    secret = runtime.settings.telegram_secret
+    if not secret:
+        return JSONResponse({"detail": "Telegram is not configured"}, 503)
+    raw = await request.body()
+
+    def read() -> InboundMessage | dict[str, str]:
+        telegram.verify(secret, request.headers)
+        try:
+            update = json.loads(raw)
+        except ValueError:
+            raise InboundRejected("the update is not JSON") from None
+        if not isinstance(update, dict):
+            raise InboundRejected("the update is not a JSON object")
+        return telegram.parse_update(update)
+
+    return await run_in_threadpool(_from_platform, runtime, limiter, read)
+
+
+@router.post("/v1/inbound/ntfy", responses=PLATFORM_ANSWERS)
+async def inbound_ntfy(request: Request, runtime: RuntimeDep, limiter: LimiterDep) -> JSONResponse:
+    """ntfy action buttons: the phone POSTs '<code> <option>'; the code is the credential."""
+    raw = await request.body()
+    # ntfy names no sender: throttle unknown codes per caller address instead, so one
+    # guesser cannot lock everybody's buttons out.
+    caller = request.client.host if request.client else "unknown"
+
+    def read() -> InboundMessage:
+        return replace(ntfy.parse(raw, request.headers), sender=f"ntfy@{caller}")
+
+    return await run_in_threadpool(_from_platform, runtime, limiter, read)

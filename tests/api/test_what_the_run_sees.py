@@ -1,0 +1,162 @@
+"""README "What the run sees", row by row, through the real interfaces against a live serve:
+`escalate wait` as a subprocess (its JSON and exit code) and `@require_approval` from the
+real client. The wake-up rows are driven by a separate Celery process (tests/workers)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlmodel import Session
+
+from api.client import (
+    ApprovalDenied,
+    Defaulted,
+    Denied,
+    Escalations,
+    NoAnswer,
+    NotDecided,
+    WorldChanged,
+    require_approval,
+)
+from models.db import make_engine
+from models.settings import Settings
+from models.tables import Escalation
+from tests.api.test_serve import ESCALATE, Server, wait_for
+from tests.api.test_shell_loop import agent_env
+from tests.support.waiting import wait_until
+from workflows.examples import valid_packet
+
+Outcome = Callable[[Server, Escalations, str], None]
+
+
+def answer(option: str) -> Outcome:
+    def act(_server: Server, client: Escalations, case_id: str) -> None:
+        wait_for(client, case_id, "awaiting", "followed_up")
+        client.reply(case_id, option=option, sender="ana")
+
+    return act
+
+
+def nobody(_server: Server, _client: Escalations, _case_id: str) -> None:
+    """The short test design's timeout applies its default within seconds."""
+
+
+def change_the_world(option: str) -> Outcome:
+    def act(server: Server, client: Escalations, case_id: str) -> None:
+        wait_for(client, case_id, "awaiting", "followed_up")
+        (server.home.parent / "state.json").write_text('{"rows": 118}')
+        client.reply(case_id, option=option, sender="ana")
+
+    return act
+
+
+def park(server: Server, client: Escalations, case_id: str) -> None:
+    """Corrupt the case's frozen design: its next stage fails until it is parked."""
+    wait_for(client, case_id, "awaiting", "followed_up", "closed")
+    engine = make_engine(Settings(home=server.home))
+    with Session(engine) as session:
+        row = session.get(Escalation, case_id)
+        assert row is not None
+        row.design = {"name": "broken"}
+        session.add(row)
+        session.commit()
+    engine.dispose()
+
+
+def raise_case(server: Server, client: Escalations, packet_id: str) -> str:
+    state = server.home.parent / "state.json"
+    state.write_text('{"rows": 117}')
+    created = client.raise_(
+        {**valid_packet(), "packet_id": packet_id},
+        snapshot={"verified": "117 rows", "fingerprint": {"kind": "file", "path": str(state)}},
+    )
+    return str(created["id"])
+
+
+@pytest.mark.parametrize(
+    ("scenario", "act", "code", "outcome", "resumes"),
+    [
+        ("approve", answer("approve"), 0, "decided", True),
+        ("deny", answer("deny"), 3, "decided", False),
+        ("default", nobody, 4, "defaulted", True),  # medium's default: queue
+        ("changed", change_the_world("approve"), 5, "reconcile_first", True),
+        ("parked", park, 6, "parked", None),
+    ],
+)
+def test_escalate_wait_exits_by_the_table(
+    server: Server, scenario: str, act: Outcome, code: int, outcome: str, resumes: bool | None
+) -> None:
+    server.start()
+    client = server.client()
+    case_id = raise_case(server, client, f"esc-sees-{scenario}")
+    waiting = subprocess.Popen(
+        [ESCALATE, "wait", case_id, "--timeout", "90"],
+        env=agent_env(server),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    act(server, client, case_id)
+    out, err = waiting.communicate(timeout=120)
+    seen = json.loads(out)
+    assert (waiting.returncode, seen["outcome"]) == (code, outcome), err
+    assert seen["resumes"] is resumes
+
+
+@pytest.mark.parametrize(
+    ("scenario", "act", "raised"),
+    [
+        ("deny", answer("deny"), Denied),
+        ("default", nobody, Defaulted),
+        ("changed", change_the_world("approve"), WorldChanged),
+        ("parked", park, NotDecided),
+    ],
+)
+def test_require_approval_runs_nothing_unless_a_person_approved(
+    server: Server, scenario: str, act: Outcome, raised: type[ApprovalDenied]
+) -> None:
+    server.start()
+    client = server.client()
+    ran: list[str] = []
+    state = server.home.parent / "state.json"
+    state.write_text('{"rows": 117}')
+    packet = {**valid_packet(), "packet_id": f"esc-guard-{scenario}"}
+
+    snapshot = {"verified": "117 rows", "fingerprint": {"kind": "file", "path": str(state)}}
+
+    @require_approval(client, packet, timeout=90, snapshot=snapshot)
+    def migrate() -> None:
+        ran.append("migrated")
+
+    def operator() -> None:
+        found: list[dict[str, Any]] = wait_until(
+            lambda: [c for c in client.list() if c["packet_id"] == packet["packet_id"]],
+            timeout=20,
+            what="the guarded case",
+        )
+        act(server, client, found[0]["id"])
+
+    threading.Thread(target=operator, daemon=True).start()
+    with pytest.raises(raised):
+        migrate()
+    assert ran == []
+
+
+def test_require_approval_says_no_answer_when_its_wait_runs_out(
+    server: Server, tmp_path: Path
+) -> None:
+    server.start()
+    client = server.client()
+
+    @require_approval(client, {**valid_packet(), "packet_id": "esc-guard-slow"}, timeout=0.5)
+    def migrate() -> None:
+        raise AssertionError("ran without a decision")
+
+    with pytest.raises(NoAnswer):
+        migrate()

@@ -1,0 +1,30 @@
+"""The acknowledgement schedule: a doubling wait between redeliveries, then it gives up."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from workflows.wake_acks import AckPolicy, first_ack_due, next_ack_step
+
+NOW = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
+POLICY = AckPolicy(first_wait=timedelta(minutes=5), redeliveries=3)
+
+
+def test_the_first_acknowledgement_is_due_one_wait_after_the_close() -> None:
+    assert first_ack_due(POLICY, closed_at=NOW) == NOW + timedelta(minutes=5)
+
+
+def test_each_redelivery_waits_twice_as_long_as_the_one_before() -> None:
+    waits = [next_ack_step(POLICY, redelivered=n, now=NOW).next_due for n in range(3)]
+    assert waits == [NOW + timedelta(minutes=m) for m in (10, 20, 40)]
+    assert all(next_ack_step(POLICY, redelivered=n, now=NOW).redeliver for n in range(3))
+
+
+def test_after_the_last_redelivery_it_stops_waiting() -> None:
+    step = next_ack_step(POLICY, redelivered=3, now=NOW)
+    assert not step.redeliver and step.next_due is None
+
+
+def test_no_redeliveries_means_one_wake_then_the_flag() -> None:
+    step = next_ack_step(AckPolicy(timedelta(seconds=1), 0), redelivered=0, now=NOW)
+    assert not step.redeliver and step.next_due is None

@@ -1,0 +1,48 @@
+"""Proof the run resumed: a closed case's wake is acknowledged, or redelivered, then flagged.
+
+No peer has this; users of several report "it says approved but nothing happens". A case
+that closed on a decision waits for the run's acknowledgement; while none comes its wake-ups
+are sent again with a doubling backoff, and after the last try the case reads as decided,
+not resumed, so a person can look.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from enum import StrEnum
+
+
+class ResumedVia(StrEnum):
+    """How the service learned that the run took its decision."""
+
+    ACK = "ack"  # POST /v1/wakes/{id}/ack, the Celery ack task, escalate wait, the client
+    BLOCKED_FILE_REMOVED = "blocked_file_removed"  # a shell loop's BLOCKED.md was replaced
+    COMMAND_FILE_WRITTEN = "command_file_written"  # a pipeline's orchestrator has its file
+
+
+@dataclass(frozen=True)
+class AckPolicy:
+    """How long to wait for an acknowledgement, and how often to send the wake again."""
+
+    first_wait: timedelta
+    redeliveries: int
+
+
+@dataclass(frozen=True)
+class AckStep:
+    """What the sweep does with an unacknowledged wake whose deadline passed."""
+
+    redeliver: bool
+    next_due: datetime | None  # None: stop waiting, the case shows decided, not resumed
+
+
+def first_ack_due(policy: AckPolicy, *, closed_at: datetime) -> datetime:
+    return closed_at + policy.first_wait
+
+
+def next_ack_step(policy: AckPolicy, *, redelivered: int, now: datetime) -> AckStep:
+    """Send again while tries remain, each wait twice the one before; then give up."""
+    if redelivered >= policy.redeliveries:
+        return AckStep(redeliver=False, next_due=None)
+    return AckStep(redeliver=True, next_due=now + policy.first_wait * 2 ** (redelivered + 1))
