@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from api.blocked_cli import after_blocked_raise, blocked_path, write_blocked
-from api.cli_common import call, fail, load_settings, make_client
+from api.cli_common import call, fail, make_client
 from api.wait_cli import wait_and_exit
 
 if TYPE_CHECKING:
@@ -26,14 +26,11 @@ def _read_packet(path: str) -> Any:
 
 
 def _packet_from_flags(values: dict[str, Any]) -> dict[str, Any]:
-    """Build a packet from `escalate raise` flags; the design fills recipient and waiting."""
+    """Build a packet from `escalate raise` flags; recipient and waiting behavior left out
+    are filled by the service's design at intake, as for every way in."""
     import secrets as _secrets
     from datetime import UTC, datetime
 
-    from models.design_file import load_design
-
-    design = load_design(load_settings().design_path)
-    tier = design.tier(values["severity"])
     evidence = []
     for item in values["evidence"]:
         kind, _, ref = item.partition(":")
@@ -52,9 +49,15 @@ def _packet_from_flags(values: dict[str, Any]) -> dict[str, Any]:
         "remaining": values["remaining"] or [values["blocked_on"] or values["question"]],
         "blocked_on": values["blocked_on"] or values["question"],
         "requested_action": values["question"],
-        "recipient": values["recipient"] or tier.recipient.primary,
-        "waiting_behavior": values["waiting"] or tier.waiting_behavior.value,
         "resume_condition": values["resume_condition"] or "a decision recorded on this case",
+        **{
+            key: value
+            for key, value in (
+                ("recipient", values["recipient"]),
+                ("waiting_behavior", values["waiting"]),
+            )
+            if value
+        },
     }
 
 
@@ -104,6 +107,9 @@ def raise_(
     fingerprint_url: Annotated[str | None, typer.Option(help="URL whose value to recheck.")] = None,
     verified: Annotated[str | None, typer.Option(help="What was last verified good.")] = None,
     wake_task: Annotated[str | None, typer.Option(help="Celery task to send on close.")] = None,
+    wake_queue: Annotated[
+        str | None, typer.Option(help="Queue your worker consumes (default: celery).")
+    ] = None,
     wake_webhook: Annotated[str | None, typer.Option(help="URL to POST on close.")] = None,
     blocked_file: Annotated[
         bool,
@@ -179,10 +185,7 @@ def raise_(
         if missing:
             problem = f"missing {', '.join(missing)} (or give --packet FILE)"
         else:
-            try:
-                packet = _packet_from_flags(flags)
-            except (OSError, ValueError) as exc:  # the design that fills the rest
-                problem = f"cannot complete the packet from the design: {exc}"
+            packet = _packet_from_flags(flags)
     if problem is not None:
         if blocked is not None:
             write_blocked(blocked, None, options, flags, filing_error=problem)
@@ -201,6 +204,7 @@ def raise_(
         k: v
         for k, v in (
             ("task", wake_task),
+            ("queue", wake_queue),
             ("webhook", wake_webhook),
             ("blocked_file", blocked and str(blocked)),
             ("decision_file", blocked and decision_file and os.path.abspath(decision_file)),

@@ -225,7 +225,9 @@ class BlockersCreate(BaseModel):
     """The escalations a task waits on, and how to wake it once the last is resolved."""
 
     escalations: list[EscalationId] = Field(default_factory=list, max_length=IDS_LIMIT)
-    wake: dict[str, Text] = Field(default_factory=dict, description="{task: NAME, webhook: URL}")
+    wake: dict[str, Text] = Field(
+        default_factory=dict, description="{task: NAME, queue: QUEUE} and/or {webhook: URL}"
+    )
 
 
 class BlockerCard(BaseModel):
@@ -240,9 +242,13 @@ class BlockerCard(BaseModel):
 
 
 class TaskBlockers(BaseModel):
+    """The task's open set after the call, in the order blockers were added."""
+
     task: str
     blockers: list[BlockerCard]
-    created: bool
+    added: list[str] = Field(description="new to the set")
+    already_woken: list[str] = Field(description="not added: their decisions already woke the task")
+    created: bool = Field(description="the call started the task's set")
 
 
 class TaskWaitPublic(BaseModel):

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import event
+from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, create_engine
 
 from models.settings import Settings
 from models.state_files import private_file, private_folder
+from workflows.errors import StoreUnavailable
 
 
 def _tune_sqlite(engine: Engine) -> None:
@@ -47,13 +49,34 @@ def make_engine(settings: Settings) -> Engine:
     return create_engine(url, pool_pre_ping=True)
 
 
+def unavailable(error: BaseException) -> bool:
+    """A database that did not answer (connection refused or lost, server restarting, a
+    lock or pool timeout), as opposed to a statement it refused."""
+    if isinstance(error, sa_exc.DBAPIError) and error.connection_invalidated:
+        return True
+    return isinstance(
+        error,
+        sa_exc.OperationalError
+        | sa_exc.InterfaceError
+        | sa_exc.DisconnectionError
+        | sa_exc.TimeoutError,
+    )
+
+
 @contextmanager
 def transaction(engine: Engine) -> Iterator[Session]:
-    """A session whose work commits on success and rolls back on any error."""
+    """A session whose work commits on success and rolls back on any error; a database that
+    does not answer raises StoreUnavailable (our error tree: worth retrying)."""
     with Session(engine, expire_on_commit=False) as session:
         try:
             yield session
             session.commit()
-        except BaseException:
-            session.rollback()
-            raise
+        except BaseException as error:
+            if not unavailable(error):
+                session.rollback()
+                raise
+            with suppress(sa_exc.SQLAlchemyError):  # the connection, and its transaction, is gone
+                session.rollback()
+            raise StoreUnavailable(
+                f"the database is unavailable ({type(error).__name__})"
+            ) from error

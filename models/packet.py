@@ -39,8 +39,13 @@ class Packet(BaseModel):
     remaining: list[str] = Field(description="parts still to do, the blocked part included")
     blocked_on: str = Field(min_length=1, description="the single point the run is stopped on")
     requested_action: str = Field(min_length=1, description="the decision needed, one line")
-    recipient: str = Field(min_length=1)
-    waiting_behavior: WaitingBehavior
+    # Left out (or null), both are filled from the design's tier for the severity at intake.
+    recipient: str | None = Field(
+        default=None, min_length=1, description="who decides; default: the tier's primary"
+    )
+    waiting_behavior: WaitingBehavior | None = Field(
+        default=None, description="how the run waits; default: the tier's"
+    )
     resume_condition: str = Field(min_length=1, description="an observable event")
 
 
@@ -58,6 +63,11 @@ class WakeIn(BaseModel):
     """How the run wants to learn the decision."""
 
     task: str | None = Field(default=None, description="Celery task sent wake={...} by name")
+    queue: str | None = Field(
+        default=None,
+        description="the queue your worker consumes, where the task is sent (default: "
+        "Celery's default queue, celery); never the service's own",
+    )
     webhook: str | None = Field(default=None, description="URL POSTed the signed decision")
     fallback_file: str | None = Field(
         default=None, description="BLOCKED.md written if no channel confirms delivery"

@@ -93,6 +93,17 @@ class Settings(BaseSettings):
         default=5, ge=1, description="Attempts before the delivery failure is escalated."
     )
     send_timeout: float = Field(default=10.0, gt=0, description="Seconds per channel send.")
+    # Below the task soft time limit (120 s): a timed-out intake would be acked, and lost.
+    intake_retry_for: float = Field(
+        default=60.0,
+        gt=0,
+        le=100,
+        description="Seconds one delivery of a sent-by-name escalation retries a database "
+        "that does not answer before giving the message back to the broker, unacknowledged.",
+    )
+    intake_retry_max_delay: float = Field(
+        default=5.0, gt=0, description="Longest pause between those retries, seconds."
+    )
     wake_ack_wait: float = Field(
         default=300.0,
         gt=0,

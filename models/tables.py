@@ -6,7 +6,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import JSON, Column, DateTime, Index, UniqueConstraint
+from sqlalchemy import JSON, Column, DateTime, Index, UniqueConstraint, text
 from sqlalchemy import Enum as SAEnum
 from sqlmodel import Field, SQLModel
 
@@ -118,6 +118,8 @@ class Delivery(SQLModel, table=True):
     purpose: str = Field(max_length=24)
     channel: Via = _enum(Via, 24)
     target: str = Field(max_length=500)  # apprise tag, task name, or webhook URL
+    # A wake task's queue: the run's own worker's (None on rows from before: Celery's default).
+    queue: str | None = Field(default=None, max_length=200)
     role: Role = _enum(Role, 16, default=Role.PRIMARY)
     title: str = ""
     body: str = ""
@@ -175,15 +177,24 @@ class Decision(SQLModel, table=True):
 
 
 class TaskWait(SQLModel, table=True):
-    """A run's task waiting on a set of escalations; woken once, when the last one closes."""
+    """A set of escalations a run's task waits on; woken once, when the last one closes. A
+    task has at most one open set (woken_at null): adding blockers extends it."""
 
     __tablename__ = "task_waits"
-    __table_args__ = (UniqueConstraint("task", "set_key", name="uq_task_wait_set"),)
+    __table_args__ = (
+        Index(
+            "uq_task_waits_one_open",
+            "task",
+            unique=True,
+            sqlite_where=text("woken_at IS NULL"),
+            postgresql_where=text("woken_at IS NULL"),
+        ),
+    )
 
     id: int | None = Field(default=None, primary_key=True)
     task: str = Field(index=True, max_length=200)
-    set_key: str = Field(max_length=64)
-    escalation_ids: list[str] = Field(default_factory=list, sa_column=Column(JSON))
+    set_key: str = Field(max_length=64)  # the set's version (workflows/blockers.py)
+    escalation_ids: list[str] = Field(default_factory=list, sa_column=Column(JSON))  # in order
     wake: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON))
     created_at: datetime | None = _when()
     woken_at: datetime | None = _when(index=True)

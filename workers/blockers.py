@@ -1,4 +1,4 @@
-"""Linking blockers to a run's task and waking it once, when the last one is resolved."""
+"""A run's task and its one set of open blockers: extended as they come, woken once, at the last."""
 
 from __future__ import annotations
 
@@ -6,16 +6,33 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select, update
 
 from models.db import transaction
-from models.store import decision_json, decision_of
-from models.tables import Delivery, Escalation, TaskWait
+from models.tables import Delivery, Escalation, Event, TaskWait
 from workers.outbound import refusal_of
 from workers.runtime import Runtime
-from workflows.blockers import Blocker, blocker_set_key, ready_to_wake, wake_payload
-from workflows.errors import NotFound, PermanentError
+from workflows.blockers import Blocker, blocker_set_key, extend_set, ready_to_wake, wake_payload
+from workflows.errors import Conflict, NotFound, PermanentError
+from workflows.intake import check_wake, wake_queue
 from workflows.stage_results import Via
+
+TASK_WAKE_KEYS = ("task", "queue", "webhook")
+LINK_ATTEMPTS = 5  # a link that loses a race to another link or a wake-up reads again
+
+
+class _Raced(Exception):
+    """The open set changed (extended, or claimed by a wake-up) between read and write."""
+
+
+def _close_record(session: Session, escalation_id: str) -> dict[str, Any] | None:
+    closed = session.exec(
+        select(Event)
+        .where(Event.escalation_id == escalation_id, Event.kind == "closed")
+        .order_by(col(Event.id).desc())
+    ).first()
+    return dict(closed.detail) if closed is not None else None
 
 
 def _blockers(session: Session, escalation_ids: Sequence[str]) -> list[Blocker]:
@@ -24,69 +41,116 @@ def _blockers(session: Session, escalation_ids: Sequence[str]) -> list[Blocker]:
         row = session.get(Escalation, escalation_id)
         if row is None:
             continue
-        decision = decision_of(session, row.id)
         found.append(
             Blocker(
                 escalation_id=row.id,
                 question=str((row.packet or {}).get("requested_action") or row.packet_id),
                 state=row.state,
-                decision=decision_json(decision) if decision else None,
+                close=_close_record(session, row.id) if row.state == "closed" else None,
                 outcome=row.outcome,
             )
         )
     return found
 
 
-def _check_wake(wake: Any) -> dict[str, str]:
-    if not isinstance(wake, dict) or not wake:
-        raise PermanentError("wake: say how to wake the task: {task: NAME} and/or {webhook: URL}")
-    unknown = sorted(set(wake) - {"task", "webhook"})
-    if unknown:
-        raise PermanentError(f"wake.{unknown[0]}: unknown (use task, webhook)")
-    for key, value in wake.items():
-        if not isinstance(value, str) or not value.strip():
-            raise PermanentError(f"wake.{key}: must be non-empty text")
-    if "webhook" in wake and not wake["webhook"].startswith(("http://", "https://")):
-        raise PermanentError("wake.webhook: must be an http(s) URL")
-    return dict(wake)
+def _check_wake(wake: Any, service_queue: str) -> dict[str, str]:
+    if not isinstance(wake, dict) or not ({"task", "webhook"} & set(wake)):
+        raise PermanentError(
+            "wake: say how to wake the task: {task: NAME, queue: QUEUE} and/or {webhook: URL}"
+        )
+    checked, problems = check_wake(wake, keys=TASK_WAKE_KEYS, service_queue=service_queue)
+    if problems:
+        raise PermanentError(problems[0])
+    return checked
+
+
+def _open_wait(session: Session, task: str) -> TaskWait | None:
+    return session.exec(
+        select(TaskWait).where(TaskWait.task == task, col(TaskWait.woken_at).is_(None))
+    ).first()
+
+
+def _woken_ids(session: Session, task: str) -> set[str]:
+    """Every blocker an earlier wake-up of this task carried."""
+    woken = session.exec(
+        select(TaskWait).where(TaskWait.task == task, col(TaskWait.woken_at).is_not(None))
+    ).all()
+    return {escalation_id for wait in woken for escalation_id in wait.escalation_ids}
 
 
 def link(runtime: Runtime, task: str, escalation_ids: Any, wake: Any) -> dict[str, Any]:
-    """Make these escalations the task's blockers (idempotent for the same set)."""
+    """Add these escalations to the task's open set of blockers (a new set if it has none)."""
     if (
         not isinstance(escalation_ids, list)
         or not escalation_ids
         or not all(isinstance(i, str) and i for i in escalation_ids)
     ):
         raise PermanentError("escalations: must be a non-empty list of escalation ids")
-    checked_wake = _check_wake(wake)
+    checked_wake = _check_wake(wake, runtime.settings.queue)
     if "webhook" in checked_wake and (why := refusal_of(checked_wake["webhook"], runtime.outbound)):
         raise PermanentError(f"wake.webhook: {why}")
-    ids = sorted(set(escalation_ids))
+    requested = list(dict.fromkeys(escalation_ids))
+    for _ in range(LINK_ATTEMPTS):
+        try:
+            return _link_once(runtime, task, requested, checked_wake)
+        except (_Raced, IntegrityError):  # another link or a wake-up got there first
+            continue
+    raise Conflict(f"task {task}: its blockers kept changing; link again")
+
+
+def _link_once(
+    runtime: Runtime, task: str, requested: list[str], wake: dict[str, str]
+) -> dict[str, Any]:
+    now = datetime.now(UTC)
     with transaction(runtime.engine) as session:
-        missing = [i for i in ids if session.get(Escalation, i) is None]
+        missing = [i for i in requested if session.get(Escalation, i) is None]
         if missing:
             raise NotFound(f"no escalation {', '.join(missing)}")
-        key = blocker_set_key(ids)
-        existing = session.exec(
-            select(TaskWait).where(TaskWait.task == task, TaskWait.set_key == key)
-        ).first()
-        if existing is None:
+        wait = _open_wait(session, task)
+        change = extend_set(
+            wait.escalation_ids if wait else [], requested, woken=_woken_ids(session, task)
+        )
+        key = blocker_set_key(change.blockers)
+        if wait is not None and (change.changed or wait.wake != wake):
+            # Conditional on the version read: a wake-up claiming this set, or another link
+            # extending it, in between makes this write nothing, and the link reads again.
+            written = session.execute(
+                update(TaskWait)
+                .where(
+                    col(TaskWait.id) == wait.id,
+                    col(TaskWait.woken_at).is_(None),
+                    col(TaskWait.set_key) == wait.set_key,
+                )
+                .values(escalation_ids=list(change.blockers), set_key=key, wake=wake)
+            )
+            if written.rowcount != 1:  # type: ignore[attr-defined]
+                raise _Raced
+        elif wait is None and change.changed:
+            # The partial unique index lets one open set per task in: a second link racing
+            # this one fails here and reads again.
             session.add(
                 TaskWait(
                     task=task,
                     set_key=key,
-                    escalation_ids=ids,
-                    wake=checked_wake,
-                    created_at=datetime.now(UTC),
+                    escalation_ids=list(change.blockers),
+                    wake=wake,
+                    created_at=now,
                 )
             )
-        cards = [blocker.card() for blocker in _blockers(session, ids)]
-    return {"task": task, "blockers": cards, "created": existing is None}
+            session.flush()
+        shown = change.blockers if (wait is not None or change.changed) else ()
+        cards = [blocker.card() for blocker in _blockers(session, shown)]
+    return {
+        "task": task,
+        "blockers": cards,
+        "added": list(change.added),
+        "already_woken": list(change.already_woken),
+        "created": wait is None and change.changed,
+    }
 
 
 def cards(runtime: Runtime, task: str) -> dict[str, Any]:
-    """The task's waits, each with its 'Decision needed' cards."""
+    """The task's sets of blockers, oldest first, each with its 'Decision needed' cards."""
     with transaction(runtime.engine) as session:
         waits = session.exec(
             select(TaskWait).where(TaskWait.task == task).order_by(col(TaskWait.id))
@@ -104,8 +168,8 @@ def cards(runtime: Runtime, task: str) -> dict[str, Any]:
 
 
 def release_ready(runtime: Runtime) -> list[str]:
-    """Wake every task whose last blocker is resolved, once per set; returns the escalation
-    ids whose outbox gained a wake-up (their delivery is nudged by the caller)."""
+    """Wake every task whose open set has no open blocker left, once per set; returns the
+    escalation ids whose outbox gained a wake-up (their delivery is nudged by the caller)."""
     now = datetime.now(UTC)
     nudged: list[str] = []
     with transaction(runtime.engine) as session:
@@ -113,28 +177,34 @@ def release_ready(runtime: Runtime) -> list[str]:
             blockers = _blockers(session, wait.escalation_ids)
             if len(blockers) != len(wait.escalation_ids) or not ready_to_wake(blockers):
                 continue
-            # The conditional update is the "exactly once": a second sweep, beat or worker
-            # finds woken_at already set and changes nothing.
+            # The conditional update is the "exactly once", for this version of the set: a
+            # second sweep finds woken_at set, and a blocker added since read changed the
+            # key, so neither wakes anything (the next sweep looks at the set as it is).
             claimed = session.execute(
                 update(TaskWait)
-                .where(col(TaskWait.id) == wait.id, col(TaskWait.woken_at).is_(None))
+                .where(
+                    col(TaskWait.id) == wait.id,
+                    col(TaskWait.woken_at).is_(None),
+                    col(TaskWait.set_key) == wait.set_key,
+                )
                 .values(woken_at=now)
             )
             if claimed.rowcount != 1:  # type: ignore[attr-defined]
                 continue
             payload = wake_payload(wait.task, blockers)
             anchor = blockers[-1].escalation_id  # the outbox row hangs on one of the cases
-            for channel, target in (
-                ("celery", wait.wake.get("task")),
-                ("webhook", wait.wake.get("webhook")),
+            for channel, target, queue in (
+                (Via.CELERY, wait.wake.get("task"), wake_queue(wait.wake)),
+                (Via.WEBHOOK, wait.wake.get("webhook"), None),
             ):
                 if target:
                     session.add(
                         Delivery(
                             escalation_id=anchor,
                             purpose=f"task_wake:{wait.id}",
-                            channel=Via(channel),
+                            channel=channel,
                             target=target,
+                            queue=queue,
                             payload=payload,
                             next_attempt_at=now,
                             created_at=now,

@@ -29,6 +29,7 @@ from workers.wakeups import post_webhook, send_wake_task
 from workflows.blocked_file import render_blocked
 from workflows.delivery_failure import delivery_failure_packet
 from workflows.errors import PacketRefused
+from workflows.intake import DEFAULT_WAKE_QUEUE
 from workflows.notifications import fill_markers
 from workflows.stage_results import (
     PAGES,
@@ -93,7 +94,8 @@ def _claim(runtime: Runtime, delivery_id: int) -> Delivery | None:
 
 
 def _send_wake_task(app: Celery, runtime: Runtime, delivery: Delivery) -> channels.SendOutcome:
-    return send_wake_task(app, delivery.target, delivery.payload)
+    queue = delivery.queue or DEFAULT_WAKE_QUEUE
+    return send_wake_task(app, delivery.target, delivery.payload, queue=queue)
 
 
 def _send_webhook(_app: Celery, runtime: Runtime, delivery: Delivery) -> channels.SendOutcome:
@@ -256,6 +258,7 @@ def deliver_one(app: Celery, runtime: Runtime, delivery_id: int) -> None:
                 "delivery": row.id,
                 "purpose": row.purpose,
                 "channel": row.target,
+                **({"queue": row.queue} if row.queue else {}),
                 "role": row.role,
                 "outcome": outcome.state,
                 "tries": outcome.tries,

@@ -7,6 +7,9 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
+from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_delay
+from tenacity import wait_exponential_jitter as backoff
+
 from models.db import transaction
 from models.store import add_event, insert_escalation, new_id, open_case_for_question
 from models.tables import Escalation
@@ -14,7 +17,7 @@ from workers.local_files import WRITTEN_FILES, refused_paths
 from workers.outbound import refusal_of
 from workers.runtime import Runtime
 from workflows.case import options_to_json
-from workflows.errors import PacketRefused
+from workflows.errors import PacketRefused, StoreUnavailable
 from workflows.intake import Admission, admit, question_key
 from workflows.limits import unstorable
 from workflows.secrets import find_secrets, scan_text
@@ -38,7 +41,12 @@ class Accepted:
 def admit_here(runtime: Runtime, request: Any) -> Admission:
     """The intake checks plus this host's bounds on the files the case will read or write
     and on the addresses its webhook and http probe will reach."""
-    admission = admit(request, find_secrets=find_secrets)
+    admission = admit(
+        request,
+        find_secrets=find_secrets,
+        service_queue=runtime.settings.queue,
+        design=runtime.design,  # one place fills recipient and waiting, for every way in
+    )
     if not admission.accepted:  # only an admitted wake has its fields checked for shape
         return admission
     roots = runtime.settings.file_roots
@@ -111,6 +119,7 @@ def accept(
         {
             "warnings": list(warnings),
             "design": design.content_hash,
+            **({"filled_by_design": list(admission.filled)} if admission.filled else {}),
             **({"cites": cites_id} if cites_id else {}),
         },
     )
@@ -121,6 +130,27 @@ def accept(
             return Accepted(open_case.id, open_case.state, False, tuple(warnings), joined=True)
         stored, created = insert_escalation(session, row, event, now=now)
         return Accepted(stored.id, stored.state, created, tuple(warnings))
+
+
+def accept_when_stored(runtime: Runtime, request: Any, **options: Any) -> Accepted:
+    """`accept`, tried again while the database does not answer (intake is idempotent per run
+    and packet) for at most `intake_retry_for` seconds, pauses capped at
+    `intake_retry_max_delay`; then StoreUnavailable, and the caller keeps the request."""
+    settings = runtime.settings
+    retrying = Retrying(
+        retry=retry_if_exception_type(StoreUnavailable),
+        wait=backoff(multiplier=0.1, jitter=0.2, max=settings.intake_retry_max_delay),
+        stop=stop_after_delay(settings.intake_retry_for),
+        before_sleep=_log_retry,
+        reraise=True,
+    )
+    accepted: Accepted = retrying(accept, runtime, request, **options)
+    return accepted
+
+
+def _log_retry(state: RetryCallState) -> None:
+    error = state.outcome.exception() if state.outcome else None
+    log.warning("intake not stored (%s); trying again, attempt %d", error, state.attempt_number)
 
 
 def _record_refusal(runtime: Runtime, request: Any, problems: list[str], *, now: datetime) -> None:

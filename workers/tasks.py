@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from celery import Celery, shared_task
+from celery.exceptions import Reject
 from sqlmodel import Session, col, update
 
 from models.db import transaction
@@ -24,14 +25,14 @@ from models.tables import Escalation
 from workers import blockers, names
 from workers.answering import case_token, token_hash
 from workers.delivery import deliver_one, per_channel
-from workers.intake import accept
+from workers.intake import accept_when_stored
 from workers.probes import read_fingerprint
 from workers.runtime import Runtime, runtime_for
 from workers.stage_runs import begin_attempt, finish, nudge
 from workers.wake_acks import acknowledge, redeliver_due, with_ack
 from workflows import routing
 from workflows.closing import close_case
-from workflows.errors import PacketRefused, PermanentError, ProbeError
+from workflows.errors import PacketRefused, PermanentError, ProbeError, StoreUnavailable
 from workflows.stage_results import Stage, StageResult
 from workflows.stages import record_snapshot
 from workflows.states import State
@@ -67,7 +68,9 @@ def _revoke(app: Celery, task_ids: Sequence[str]) -> tuple[list[str], str | None
     return list(task_ids), None
 
 
-@shared_task(name=names.ESCALATE, bind=True)
+# Explicit, whatever the app's defaults: the message is acknowledged once the case is stored,
+# and a killed worker child gives it back.
+@shared_task(name=names.ESCALATE, bind=True, acks_late=True, reject_on_worker_lost=True)
 def escalate(
     self: Any,
     packet: Any = None,
@@ -83,9 +86,14 @@ def escalate(
     # Unknown keyword arguments are passed on, so the refusal names them (not a TypeError).
     request = {"packet": packet, **{k: v for k, v in given.items() if v is not None}, **unknown}
     try:
-        accepted = accept(runtime, request, record_refusal=True)
+        accepted = accept_when_stored(runtime, request, record_refusal=True)
     except PacketRefused as refused:
         return {"state": State.REFUSED.value, "errors": refused.problems}
+    except StoreUnavailable as unstored:
+        # The message is the escalation's only copy: it goes back to the broker unacked for
+        # another delivery to store, never acked as a failure (task_acks_on_failure_or_timeout).
+        log.warning("intake not stored, message given back to the broker: %s", unstored)
+        raise Reject(unstored, requeue=True) from unstored
     if accepted.state == State.RECEIVED:
         nudge(self.app, Stage.SNAPSHOT, accepted.id)
     return {"id": accepted.id, "state": accepted.state, "created": accepted.created}

@@ -65,9 +65,13 @@ def post_webhook(
     return SendOutcome(FAILED, f"webhook answered HTTP {status // 100}xx{unfollowed}")
 
 
-def send_wake_task(app: Celery, name: str, payload: Mapping[str, Any]) -> SendOutcome:
+def send_wake_task(
+    app: Celery, name: str, payload: Mapping[str, Any], *, queue: str
+) -> SendOutcome:
+    """Send the run's wake task on the run's own queue: on ours, our workers would discard it
+    as unregistered. Sent means the broker took it; the run's worker may not be up yet."""
     try:
-        app.send_task(name, kwargs={"wake": dict(payload)})
+        app.send_task(name, kwargs={"wake": dict(payload)}, queue=queue)
     except Exception as exc:  # the broker's many failure types all mean "not sent"
         return SendOutcome(FAILED, f"send_task {name}: {type(exc).__name__}: {exc}"[:300])
     return SendOutcome(SENT)

@@ -15,6 +15,7 @@ from workflows.blocked_file import (
     unblock_paths,
 )
 from workflows.case import Case
+from workflows.intake import wake_queue
 from workflows.pipeline import command_record
 from workflows.stage_results import (
     CaseUpdate,
@@ -111,7 +112,10 @@ def _wake_ups(case: Case, close: Mapping[str, Any], *, now: datetime) -> list[Ou
     }
     outbound = []
     if isinstance(case.wake.get("task"), str):
-        outbound.append(Outbound(Purpose.WAKE_TASK, Via.CELERY, case.wake["task"], payload=payload))
+        queue = wake_queue(case.wake)  # the run's own worker's, never the service's
+        outbound.append(
+            Outbound(Purpose.WAKE_TASK, Via.CELERY, case.wake["task"], payload=payload, queue=queue)
+        )
     if isinstance(case.wake.get("webhook"), str):
         outbound.append(
             Outbound(Purpose.WAKE_WEBHOOK, Via.WEBHOOK, case.wake["webhook"], payload=payload)

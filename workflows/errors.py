@@ -2,7 +2,8 @@
 
 EscalationError
 ├── RetryableError        a passing fault: trying again may succeed
-│   └── ProbeError        a fingerprint could not be read
+│   ├── ProbeError        a fingerprint could not be read
+│   └── StoreUnavailable  the database could not be reached or was busy
 └── PermanentError        trying again gives the same answer
     ├── InvalidInput      one value is wrong (also a ValueError, so pydantic reports it)
     ├── Problems          several lines, each naming what is wrong
@@ -30,6 +31,11 @@ class RetryableError(EscalationError):
 
 class ProbeError(RetryableError):
     """The state fingerprint could not be read (missing path, unreachable URL, not a repo)."""
+
+
+class StoreUnavailable(RetryableError):
+    """The database did not answer (down, restarting, locked): what was being written may
+    or may not be stored, so the caller tries again only what is safe to run twice."""
 
 
 class PermanentError(EscalationError):

@@ -3,19 +3,23 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Mapping, Sequence
+import re
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from workflows.case import Option, parse_options
+from workflows.design import Design
 from workflows.limits import refusals
 from workflows.packet_checks import CheckResult, check_packet
+from workflows.vocabulary import Severity
 
 FINGERPRINT_KINDS = {"none": None, "git": "path", "file": "path", "http": "url"}
 REQUEST_KEYS = {"packet", "snapshot", "options", "wake", "owner"}
 SNAPSHOT_TEXT = ("verified", "proof", "checked_at")
 WAKE_KEYS = {
     "task",
+    "queue",
     "webhook",
     "fallback_file",
     "blocked_file",
@@ -26,6 +30,13 @@ WAKE_KEYS = {
 # Written by the service on its own disk (decision_file: a shell loop's --decision-file;
 # request_file: a JobClaw requests/<request_id>.json, settled when the case closes).
 LOCAL_FILES = ("blocked_file", "command_file", "decision_file", "request_file")
+# What a packet may leave to the design: its severity's tier names who decides and how the
+# run waits (README: an agent raises, the design fills recipient and waiting behavior).
+DESIGN_FILLED = ("recipient", "waiting_behavior")
+# Where a wake task goes when the run names no queue: Celery's own default, which a worker
+# started without -Q consumes. Never the service's queue: its workers discard the task.
+DEFAULT_WAKE_QUEUE = "celery"
+QUEUE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@/-]{0,199}")
 
 
 @dataclass(frozen=True)
@@ -39,6 +50,7 @@ class Admission:
     options: tuple[Option, ...] = ()
     wake: Mapping[str, Any] = field(default_factory=dict)
     owner: str | None = None  # the run's owner as a reply identity, e.g. slack:U123
+    filled: tuple[str, ...] = ()  # the packet fields the design filled (DESIGN_FILLED)
 
     @property
     def accepted(self) -> bool:
@@ -76,15 +88,26 @@ def _check_snapshot(raw: object, problems: list[str]) -> dict[str, Any]:
     return dict(raw)
 
 
-def _check_wake(raw: object, problems: list[str]) -> dict[str, Any]:
+def wake_queue(wake: Mapping[str, Any]) -> str:
+    """The queue a run's wake task is sent to: the one it named, else Celery's default."""
+    queue = wake.get("queue")
+    return queue if isinstance(queue, str) and queue else DEFAULT_WAKE_QUEUE
+
+
+def check_wake(
+    raw: object, *, keys: Collection[str] = WAKE_KEYS, service_queue: str | None = None
+) -> tuple[dict[str, Any], list[str]]:
+    """The run's `wake` object and every problem with it; `service_queue` is refused as the
+    wake task's queue (the service's workers would discard the task as unregistered)."""
+    problems: list[str] = []
     if raw is None:
-        return {}
+        return {}, problems
     if not isinstance(raw, dict):
         problems.append("wake: must be an object like {task: NAME, webhook: URL}")
-        return {}
-    for key in sorted(set(raw) - WAKE_KEYS):
-        problems.append(f"wake.{key}: unknown (use {', '.join(sorted(WAKE_KEYS))})")
-    for key in sorted(WAKE_KEYS & set(raw)):
+        return {}, problems
+    for key in sorted(set(raw) - set(keys)):
+        problems.append(f"wake.{key}: unknown (use {', '.join(sorted(keys))})")
+    for key in sorted(set(keys) & set(raw)):
         if not isinstance(raw[key], str) or not raw[key].strip():
             problems.append(f"wake.{key}: must be non-empty text")
     for key in LOCAL_FILES:
@@ -98,7 +121,41 @@ def _check_wake(raw: object, problems: list[str]) -> dict[str, Any]:
         and not webhook.startswith(("http://", "https://"))
     ):
         problems.append("wake.webhook: must be an http(s) URL")
-    return dict(raw)
+    problems += _queue_problems(raw, service_queue)
+    return dict(raw), problems
+
+
+def _queue_problems(wake: Mapping[str, Any], service_queue: str | None) -> list[str]:
+    queue, task = wake.get("queue"), wake.get("task")
+    if isinstance(queue, str) and queue.strip():
+        if not QUEUE_NAME.fullmatch(queue):
+            return [
+                "wake.queue: must be a Celery queue name (letters, digits and . _ : @ / -, "
+                "at most 200 characters)"
+            ]
+        if not isinstance(task, str):
+            return ["wake.queue: is where wake.task is sent; name wake.task too"]
+    if isinstance(task, str) and task.strip() and wake_queue(wake) == service_queue:
+        named = "queue" in wake
+        return [
+            f"wake.queue: {service_queue!r} is this service's own queue"
+            + ("" if named else " (Celery's default, used when wake.queue is absent)")
+            + ": its workers discard your task; name the queue your worker consumes"
+        ]
+    return []
+
+
+def fill_from_design(packet: object, design: Design) -> tuple[object, tuple[str, ...]]:
+    """The packet with the fields of DESIGN_FILLED it leaves out (absent or null) taken from
+    its severity's tier, and which those were; any other packet is returned as it came, for
+    the checks to report."""
+    severity = packet.get("severity") if isinstance(packet, dict) else None
+    if not isinstance(packet, dict) or severity not in {level.value for level in Severity}:
+        return packet, ()
+    tier = design.tier(str(severity))
+    defaults = {"recipient": tier.recipient.primary, "waiting_behavior": tier.waiting_behavior}
+    filled = tuple(key for key in DESIGN_FILLED if packet.get(key) is None)
+    return {**packet, **{key: str(defaults[key]) for key in filled}}, filled
 
 
 def question_key(packet: Mapping[str, Any]) -> str:
@@ -109,9 +166,16 @@ def question_key(packet: Mapping[str, Any]) -> str:
 
 
 def admit(
-    request: object, *, find_secrets: Callable[..., Sequence[Any]] | None = None
+    request: object,
+    *,
+    find_secrets: Callable[..., Sequence[Any]] | None = None,
+    service_queue: str | None = None,
+    design: Design | None = None,
 ) -> Admission:
-    """Check a request `{packet, snapshot?, options?, wake?, owner?}`; refuse every problem."""
+    """Check a request `{packet, snapshot?, options?, wake?, owner?}`; refuse every problem.
+
+    With `design`, the packet's recipient and waiting behavior may be left to its tier.
+    `service_queue` is the queue the service consumes: a wake task may not be sent there."""
     if not isinstance(request, dict):
         return Admission(("request: must be an object with a packet",))
     # First: what no column, channel or wake-up could carry (over a cap, a NUL, a lone
@@ -123,12 +187,18 @@ def admit(
         f"{key}: unknown field (use packet, snapshot, options, wake, owner)"
         for key in sorted(set(request) - REQUEST_KEYS)
     ]
-    check = check_packet(request.get("packet"), find_secrets=find_secrets)
+    packet, filled = (
+        fill_from_design(request.get("packet"), design)
+        if design is not None
+        else (request.get("packet"), ())
+    )
+    check = check_packet(packet, find_secrets=find_secrets)
     problems += [
         f"packet.{line}" if not line.startswith("packet ") else line for line in check.error_lines()
     ]
     snapshot = _check_snapshot(request.get("snapshot"), problems)
-    wake = _check_wake(request.get("wake"), problems)
+    wake, wake_problems = check_wake(request.get("wake"), service_queue=service_queue)
+    problems += wake_problems
     options: tuple[Option, ...] = ()
     try:
         options = parse_options(request.get("options"))
@@ -143,14 +213,15 @@ def admit(
     owner = request.get("owner")
     if owner is not None and (not isinstance(owner, str) or not owner.strip()):
         problems.append("owner: must be the run owner's reply identity, e.g. slack:U123")
-    if problems:
+    if problems or not isinstance(packet, dict):
         return Admission(tuple(problems), check)
     return Admission(
         (),
         check,
-        dict(request["packet"]),
+        dict(packet),
         snapshot,
         options,
         wake,
         owner.strip() if isinstance(owner, str) else None,
+        filled,
     )

@@ -119,6 +119,7 @@ class Outbound:
     title: str = ""
     body: str = ""
     payload: Mapping[str, Any] = field(default_factory=dict)
+    queue: str | None = None  # Via.CELERY: the run's own queue the task is sent to
 
 
 @dataclass(frozen=True)

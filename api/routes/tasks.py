@@ -1,4 +1,4 @@
-"""A run's task blocked by several escalations, woken once when the last is resolved (SPEC §8)."""
+"""A run's task and its one set of blockers, woken once when the last is resolved (SPEC §8)."""
 
 from __future__ import annotations
 
@@ -20,9 +20,10 @@ Task = Annotated[str, Path(max_length=ID_LIMIT)]
 def link_blockers(
     task: Task, body: BlockersCreate, runtime: RuntimeDep, response: Response, _role: CurrentAgent
 ) -> TaskBlockers:
-    """The task waits on these escalations and is woken once, when the last is resolved."""
+    """Add these escalations to the task's one open set of blockers: it is woken once, when
+    the last is resolved. 201 when a blocker was added, 200 when none was new."""
     linked = TaskBlockers.model_validate(blockers.link(runtime, task, body.escalations, body.wake))
-    if not linked.created:
+    if not linked.added:
         response.status_code = status.HTTP_200_OK
     return linked
 

@@ -424,9 +424,19 @@ def test_given_a_secret_in_the_request_when_raised_then_422_and_it_is_stored_now
         (
             {"wake": {"email": "ops@example.com"}},
             "wake.email: unknown (use blocked_file, command_file, decision_file, fallback_file, "
-            "request_file, task, webhook)",
+            "queue, request_file, task, webhook)",
         ),
         ({"wake": {"task": " "}}, "wake.task: must be non-empty text"),
+        (
+            {"wake": {"task": "my.wake", "queue": "my agent"}},
+            "wake.queue: must be a Celery queue name (letters, digits and . _ : @ / -, at most "
+            "200 characters)",
+        ),
+        (
+            {"wake": {"task": "my.wake", "queue": "escalation"}},
+            "wake.queue: 'escalation' is this service's own queue: its workers discard your "
+            "task; name the queue your worker consumes",
+        ),
         ({"wake": {"webhook": "ftp://example.com/x"}}, "wake.webhook: must be an http(s) URL"),
         ({"callback": "x"}, "callback: unknown field (use packet, snapshot, options, wake, owner)"),
     ],
@@ -501,6 +511,18 @@ def test_given_a_case_when_its_detail_is_read_then_packet_options_and_no_decisio
     assert detail["decision"] is None
     assert detail["state"] == "received"
     assert detail["deliveries"] == []
+
+
+def test_given_no_recipient_or_waiting_when_raised_then_the_design_fills_them(
+    api_client: TestClient,
+) -> None:
+    # Given a packet that leaves who decides and how the run waits to the design
+    packet = {k: v for k, v in valid_packet().items() if k not in ("recipient", "waiting_behavior")}
+    # When raised over HTTP
+    case = raise_case(api_client, packet)
+    # Then the medium tier's primary and waiting behavior are in the stored packet
+    stored = api_client.get(f"/v1/escalations/{case['id']}", headers=OPERATOR).json()["packet"]
+    assert (stored["recipient"], stored["waiting_behavior"]) == ("ops", "read_only")
 
 
 def test_given_custom_options_when_raised_then_the_detail_shows_them(

@@ -2,19 +2,25 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
-from sqlmodel import SQLModel
+from sqlalchemy import text
+from sqlalchemy.exc import IntegrityError
+from sqlmodel import Session, SQLModel, col, select
 
 import models.tables  # noqa: F401  (registers the tables)
 from models.db import make_engine
-from models.migrate import upgrade
+from models.migrate import alembic_config, upgrade
 from models.settings import Settings
+from models.tables import TaskWait
 from tests.support.services import fresh_postgres_database
+from workflows.blockers import blocker_set_key
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -34,3 +40,46 @@ def test_upgrading_an_empty_database_gives_the_models_schema(settings: Settings)
         differences = compare_metadata(MigrationContext.configure(connection), SQLModel.metadata)
     engine.dispose()
     assert differences == []
+
+
+def test_open_blocker_sets_of_one_task_become_one_set(settings: Settings) -> None:
+    # Given a database at 0031 where blockers added one at a time made two open sets for T-1
+    # (the bug: each woke the task on its own), a woken set, and another task's open set
+    command.upgrade(alembic_config(settings), "0031")
+    engine = make_engine(settings)
+    rows = [
+        ("T-1", ["e1"], None),
+        ("T-1", ["e1", "e2"], None),
+        ("T-1", ["e0"], "2026-12-01T09:00:00+00:00"),
+        ("T-2", ["e9"], None),
+    ]
+    with engine.begin() as connection:
+        for index, (task, ids, woken_at) in enumerate(rows):
+            connection.execute(
+                text(
+                    "INSERT INTO task_waits (id, task, set_key, escalation_ids, wake, woken_at)"
+                    " VALUES (:id, :task, :key, :ids, :wake, :woken_at)"
+                ),
+                {
+                    "id": index + 1,
+                    "task": task,
+                    "key": f"k{index}",
+                    "ids": json.dumps(ids),
+                    "wake": json.dumps({"task": "agent.wake"}),
+                    "woken_at": woken_at,
+                },
+            )
+    # When upgraded
+    upgrade(settings)
+    # Then T-1 has one open set holding both blockers in the order added, versioned anew
+    with Session(engine) as session:
+        waits = session.exec(select(TaskWait).order_by(col(TaskWait.id))).all()
+        found = [(w.task, w.escalation_ids, w.woken_at is None) for w in waits]
+        merged_key = waits[0].set_key
+    assert found == [("T-1", ["e1", "e2"], True), ("T-1", ["e0"], False), ("T-2", ["e9"], True)]
+    assert merged_key == blocker_set_key(["e1", "e2"])
+    # And a second open set for a task is refused by the database itself
+    with pytest.raises(IntegrityError), Session(engine) as session:
+        session.add(TaskWait(task="T-2", set_key="x", escalation_ids=["e8"], wake={}))
+        session.commit()
+    engine.dispose()

@@ -20,6 +20,7 @@ from models.db import make_engine
 from models.migrate import upgrade
 from models.settings import Settings
 from models.tables import Decision, Delivery, Escalation, Event
+from tests.support.agent_venv import AgentWorker, make_celery_only_venv, start_agent_worker
 from tests.support.services import REDIS, fresh_postgres_database, require
 from tests.support.sink import HttpSink
 from tests.support.waiting import wait_until
@@ -103,6 +104,46 @@ def celery_app(settings: Settings, woken: Woken) -> Iterator[Celery]:
 
     app.set_current()
     yield app
+
+
+@pytest.fixture(scope="session")
+def celery_only_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A Python with only celery installed (made once per session): the agent's side."""
+    return make_celery_only_venv(tmp_path_factory.mktemp("celery-only") / "venv")
+
+
+def broker_for_agents(settings: Settings) -> tuple[str, dict[str, Any]]:
+    """The broker URL and transport options an agent's own app uses to reach our broker."""
+    if not settings.embedded_broker:
+        return settings.resolved_broker_url, {}
+    # Our folder broker writes kombu's filesystem format (renamed into place, whole): an
+    # agent reads it with kombu's own transport.
+    folder = settings.broker_folder
+    options = {
+        "data_folder_in": str(folder / "queue"),
+        "data_folder_out": str(folder / "queue"),
+        "control_folder": str(folder / "control"),
+        "polling_interval": 0.1,
+    }
+    return "filesystem://", options
+
+
+@pytest.fixture
+def agent(
+    settings: Settings, celery_app: Celery, celery_only_python: Path, tmp_path: Path
+) -> Iterator[AgentWorker]:
+    """The run's own worker, in its own process, on its own queue, importing nothing of ours
+    (after `celery_app`, which makes the broker folder it reads)."""
+    url, options = broker_for_agents(settings)
+    worker = start_agent_worker(
+        celery_only_python,
+        tmp_path / "agent",
+        broker_url=url,
+        broker_options=options,
+        queue=f"agent-{secrets.token_hex(4)}",
+    )
+    yield worker
+    worker.stop()
 
 
 @pytest.fixture(scope="session")

@@ -10,6 +10,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from models.settings import Settings
+from tests.support.agent_venv import AgentWorker
 from tests.workers.conftest import Harness
 from workers import names
 from workers.answers import answer
@@ -25,8 +26,9 @@ def settings(settings: Settings) -> Settings:
     return settings.model_copy(update={"wake_ack_wait": 0.4, "wake_redeliveries": 2})
 
 
-def decided_case(service: Harness, packet_id: str, **parts: Any) -> str:
-    service.send({**valid_packet(), "packet_id": packet_id}, wake={"task": "test.woken"}, **parts)
+def decided_case(service: Harness, agent: AgentWorker, packet_id: str, **parts: Any) -> str:
+    """A case woken through the agent's own worker (its own process and queue)."""
+    service.send({**valid_packet(), "packet_id": packet_id}, wake=agent.wake_spec, **parts)
     case = service.case("run-8842", packet_id)
     service.in_state(case.id, "awaiting")
     answer(runtime_for(service.app), case.id, option="skip", responder="ana", channel="test")
@@ -34,10 +36,12 @@ def decided_case(service: Harness, packet_id: str, **parts: Any) -> str:
     return case.id
 
 
-def test_a_run_that_acknowledges_by_task_is_woken_once(service: Harness) -> None:
+def test_a_run_that_acknowledges_by_task_is_woken_once(
+    service: Harness, agent: AgentWorker
+) -> None:
     # Given a decided case whose run is woken by its Celery task
-    case_id = decided_case(service, "esc-ack-1")
-    [wake] = service.wait(lambda _s: service.woken.payloads, what="the wake")
+    case_id = decided_case(service, agent, "esc-ack-1")
+    [wake] = agent.wait_for_wakes(1)
     # Then the wake says what to call to acknowledge it
     assert wake["wake_id"] == case_id
     assert wake["ack"]["task"] == names.ACK_WAKE and wake["ack"]["args"][0] == case_id
@@ -55,28 +59,28 @@ def test_a_run_that_acknowledges_by_task_is_woken_once(service: Harness) -> None
     # Then it is never woken again, and nothing is flagged
     service.wait(lambda _s: service.events(case_id, "resumed"), what="the resumed event")
     assert not service.events(case_id, "wake_redelivered")
-    assert len(service.woken.payloads) == 1
+    assert len(agent.wakes()) == 1
 
 
 def test_an_unacknowledged_wake_is_redelivered_then_flagged(
-    service: Harness, api: TestClient
+    service: Harness, api: TestClient, agent: AgentWorker
 ) -> None:
     # Given a decided case whose run never acknowledges
-    case_id = decided_case(service, "esc-ack-2")
+    case_id = decided_case(service, agent, "esc-ack-2")
     # When every redelivery passes unanswered
     service.wait(lambda _s: service.events(case_id, "not_resumed"), timeout=30, what="the flag")
     # Then it was woken once and again twice, with backoff, and shows decided, not resumed
-    assert len(service.woken.payloads) == 3
+    assert len(agent.wait_for_wakes(3)) == 3
     assert len(service.events(case_id, "wake_redelivered")) == 2
     stats = api.get("/v1/stats", headers={"Authorization": "Bearer op-token"}).json()
     assert stats["decided_not_resumed"] == [case_id]
 
 
 def test_the_wake_token_acknowledges_over_http_and_nothing_else_does(
-    service: Harness, api: TestClient
+    service: Harness, api: TestClient, agent: AgentWorker
 ) -> None:
-    case_id = decided_case(service, "esc-ack-3")
-    [wake] = service.wait(lambda _s: service.woken.payloads, what="the wake")
+    case_id = decided_case(service, agent, "esc-ack-3")
+    [wake] = agent.wait_for_wakes(1)
     assert wake["ack"]["url"].endswith(f"/v1/wakes/{case_id}/ack")
     forged = api.post(f"/v1/wakes/{case_id}/ack", params={"token": "0" * 32})
     assert forged.status_code == 403

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from tests.support.agent_venv import AgentWorker
 from tests.workers.conftest import Harness
 from workers.answers import answer
 from workers.runtime import runtime_for
@@ -16,12 +17,14 @@ def packet(packet_id: str, **changes: Any) -> dict[str, Any]:
     return {**valid_packet(), "packet_id": packet_id, **changes}
 
 
-def test_intake_by_name_notifies_decides_wakes_and_closes(service: Harness) -> None:
+def test_intake_by_name_notifies_decides_wakes_and_closes(
+    service: Harness, agent: AgentWorker
+) -> None:
     # Given an agent that raises by task name and asks to be woken by task and webhook
     service.send(
         packet("esc-e2e-1"),
         options=[{"label": "skip", "description": "drop the 3 orphans"}, "placeholder"],
-        wake={"task": "test.woken", "webhook": f"{service.sink.url}/wake"},
+        wake={**agent.wake_spec, "webhook": f"{service.sink.url}/wake"},
     )
     case = service.case("run-8842", "esc-e2e-1")
     # When the notification reaches the tier's primary (and a marked copy)
@@ -47,8 +50,8 @@ def test_intake_by_name_notifies_decides_wakes_and_closes(service: Harness) -> N
         secret, webhook.headers[TIMESTAMP_HEADER], webhook.raw, webhook.headers[SIGNATURE_HEADER]
     )
     assert webhook.body["option"] == "skip" and webhook.body["decided_by"] == "ana"
-    service.wait(lambda _s: service.woken.payloads, what="wake task")
-    assert service.woken.payloads[0]["escalation_id"] == case.id
+    [woken] = agent.wait_for_wakes(1)  # on the agent's own worker, not ours
+    assert (woken["escalation_id"], woken["option"]) == (case.id, "skip")
     kinds = [e.kind for e in service.events(case.id)]
     assert kinds[:4] == ["accepted", "snapshot_recorded", "validated", "routed"]
     assert kinds[-1] == "closed" or "closed" in kinds

@@ -5,19 +5,25 @@ from __future__ import annotations
 import re
 import secrets
 import string
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from models.design_file import load_design
 from workflows.case import parse_options
 from workflows.examples import incomplete_packet, valid_packet
-from workflows.intake import Admission, admit
+from workflows.intake import DEFAULT_WAKE_QUEUE, Admission, admit, wake_queue
 from workflows.secrets import find_secrets
 
 UNKNOWN_FIELD = "unknown field (use packet, snapshot, options, wake, owner)"
 KINDS = "none, git, file, http"
+QUEUE_NAME_RULE = (
+    "wake.queue: must be a Celery queue name (letters, digits and . _ : @ / -, "
+    "at most 200 characters)"
+)
 WAKE_KEY_LIST = (
-    "blocked_file, command_file, decision_file, fallback_file, request_file, task, webhook"
+    "blocked_file, command_file, decision_file, fallback_file, queue, request_file, task, webhook"
 )
 
 
@@ -271,12 +277,60 @@ def test_given_a_fingerprint_kind_that_is_not_text_then_it_is_refused(kind: obje
         ({"webhook": "ftp://agent.example/wake"}, ("wake.webhook: must be an http(s) URL",)),
         ({"webhook": "agent.example/wake"}, ("wake.webhook: must be an http(s) URL",)),
         ({"webhook": "javascript:alert(1)"}, ("wake.webhook: must be an http(s) URL",)),
+        ({"task": "agent.wake", "queue": ""}, ("wake.queue: must be non-empty text",)),
+        ({"task": "agent.wake", "queue": 7}, ("wake.queue: must be non-empty text",)),
+        ({"task": "agent.wake", "queue": "my agent"}, (QUEUE_NAME_RULE,)),
+        ({"task": "agent.wake", "queue": "-q"}, (QUEUE_NAME_RULE,)),
+        ({"task": "agent.wake", "queue": "q" * 201}, (QUEUE_NAME_RULE,)),
+        (
+            {"webhook": "https://agent.example/wake", "queue": "my-agent"},
+            ("wake.queue: is where wake.task is sent; name wake.task too",),
+        ),
     ],
 )
 def test_given_a_bad_wake_then_the_problem_names_the_field(
     wake: object, problems: tuple[str, ...]
 ) -> None:
     assert problems_of(request(wake=wake)) == problems
+
+
+@pytest.mark.parametrize(
+    "queue", ["my-agent", "celery", "kandev.agents", "team:ops@eu/wake", "q" * 200]
+)
+def test_given_the_agents_own_queue_then_the_wake_is_accepted(queue: str) -> None:
+    wake = {"task": "agent.wake", "queue": queue}
+    admission = admit(request(wake=wake), find_secrets=find_secrets, service_queue="escalation")
+    assert admission.accepted and admission.wake == wake
+
+
+def test_given_the_services_own_queue_then_the_wake_is_refused_naming_it() -> None:
+    # Given a service consuming `escalation`, and a run that names that queue for its wake
+    wake = {"task": "agent.wake", "queue": "escalation"}
+    # When admitted / Then refused: the service's workers would discard the task unregistered
+    assert admit(request(wake=wake), service_queue="escalation").problems == (
+        "wake.queue: 'escalation' is this service's own queue: its workers discard your task; "
+        "name the queue your worker consumes",
+    )
+
+
+def test_given_a_service_on_celerys_default_queue_then_a_wake_must_name_its_queue() -> None:
+    # Given a service started on `celery`, Celery's default queue, and a wake naming none
+    admission = admit(request(wake={"task": "agent.wake"}), service_queue="celery")
+    # Then it is refused: the default would be the service's own queue
+    assert admission.problems == (
+        "wake.queue: 'celery' is this service's own queue (Celery's default, used when "
+        "wake.queue is absent): its workers discard your task; name the queue your worker "
+        "consumes",
+    )
+    # And a webhook alone needs no queue
+    assert admit(
+        request(wake={"webhook": "https://agent.example/w"}), service_queue="celery"
+    ).accepted
+
+
+def test_given_no_queue_then_the_wake_task_goes_to_celerys_default_queue() -> None:
+    assert wake_queue({"task": "agent.wake"}) == DEFAULT_WAKE_QUEUE == "celery"
+    assert wake_queue({"task": "agent.wake", "queue": "my-agent"}) == "my-agent"
 
 
 # --- refused: the options -------------------------------------------------------------------------
@@ -407,3 +461,86 @@ def test_given_several_bad_wake_values_then_each_is_reported() -> None:
         "wake.fallback_file: must be non-empty text",
         "wake.webhook: must be non-empty text",
     } <= set(problems)
+
+
+# --- the design fills what a packet leaves to it -----------------------------------------------
+
+DESIGN = load_design(Path(__file__).resolve().parents[2] / "examples" / "design.yaml")
+
+
+def without(*keys: str, **changes: Any) -> dict[str, Any]:
+    packet = {**valid_packet(), **changes}
+    return {key: value for key, value in packet.items() if key not in keys}
+
+
+@pytest.mark.parametrize(
+    ("severity", "recipient", "waiting"),
+    [
+        ("low", "ops-low", "safe_subset"),
+        ("medium", "ops", "read_only"),
+        ("high", "oncall", "paused"),
+        ("critical", "oncall-pager", "stopped"),
+    ],
+)
+def test_given_no_recipient_or_waiting_then_the_severitys_tier_fills_them(
+    severity: str, recipient: str, waiting: str
+) -> None:
+    # Given a packet that leaves who decides and how it waits to the design
+    packet = without("recipient", "waiting_behavior", severity=severity)
+    if severity in ("high", "critical"):  # two evidence entries, so no warning either
+        packet["evidence"] = [{"kind": "log", "ref": "a"}, {"kind": "test", "ref": "b"}]
+    # When admitted with the design
+    admission = admit({"packet": packet}, find_secrets=find_secrets, design=DESIGN)
+    # Then it is accepted with the tier's primary and waiting behavior, and says it filled them
+    assert admission.accepted, admission.problems
+    assert (admission.packet["recipient"], admission.packet["waiting_behavior"]) == (
+        recipient,
+        waiting,
+    )
+    assert admission.filled == ("recipient", "waiting_behavior")
+
+
+def test_given_a_null_recipient_then_it_is_filled_and_a_given_waiting_kept() -> None:
+    packet = {**valid_packet(), "recipient": None, "waiting_behavior": "paused"}
+    admission = admit({"packet": packet}, design=DESIGN)
+    assert admission.accepted
+    assert (admission.packet["recipient"], admission.packet["waiting_behavior"]) == (
+        "ops",
+        "paused",
+    )
+    assert admission.filled == ("recipient",)
+
+
+def test_given_both_then_the_packet_is_taken_as_it_came() -> None:
+    admission = admit({"packet": valid_packet()}, design=DESIGN)
+    assert admission.packet == valid_packet() and admission.filled == ()
+
+
+@pytest.mark.parametrize(
+    ("packet", "errors"),
+    [
+        # A blank value is the packet's own, and wrong: the checks name it
+        (
+            {**valid_packet(), "recipient": "  "},
+            ("packet.recipient: missing or empty",),
+        ),
+        # No severity the design knows: nothing to fill from
+        (
+            without("recipient", severity="urgent"),
+            (
+                "packet.recipient: missing or empty",
+                "packet.severity: bad value 'urgent'",
+            ),
+        ),
+    ],
+)
+def test_given_nothing_the_design_can_fill_then_the_checks_report_it(
+    packet: dict[str, Any], errors: tuple[str, ...]
+) -> None:
+    admission = admit({"packet": packet}, design=DESIGN)
+    assert admission.problems == errors and admission.filled == ()
+
+
+def test_without_a_design_nothing_is_filled() -> None:
+    admission = admit({"packet": without("recipient")})
+    assert admission.problems == ("packet.recipient: missing or empty",)

@@ -702,11 +702,25 @@ def test_given_task_and_webhook_wakes_then_both_are_queued_with_the_close_payloa
         "packet_id": "esc-2026-10-16-005",
         **close,
     }
+    # The task goes to Celery's default queue, as no queue was named: never the service's
     assert result.outbound == (
-        Outbound("wake_task", "celery", "agent.resume", payload=payload),
+        Outbound("wake_task", "celery", "agent.resume", payload=payload, queue="celery"),
         Outbound("wake_webhook", "webhook", "https://agent.example/wake", payload=payload),
     )
     assert result.next_stage == Stage.DELIVER
+
+
+def test_given_a_wake_queue_then_the_wake_task_goes_to_that_queue() -> None:
+    # Given a case whose run's worker consumes its own queue
+    wake = {"task": "agent.resume", "queue": "agent-7"}
+    case = make_case(state=State.DECIDED, snapshot=git_snapshot(), wake=wake)
+    # When closed
+    result = close_case(
+        case, decision_of(Option("approve", "approve")), current="abc", probe_error=None, now=NOW
+    )
+    # Then the wake task is addressed to that queue
+    [wake_task] = result.outbound
+    assert (wake_task.target, wake_task.queue) == ("agent.resume", "agent-7")
 
 
 @pytest.mark.parametrize("wake", [{}, {"fallback_file": "BLOCKED.md"}, {"task": None}])

@@ -1,0 +1,50 @@
+"""The database boundary: one that does not answer is our StoreUnavailable; a refusal is not."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import pytest
+from sqlalchemy import text
+from sqlalchemy.exc import IntegrityError
+
+from models.db import make_engine, transaction
+from models.migrate import upgrade
+from models.settings import Settings
+from models.tables import Escalation
+from workflows.errors import RetryableError, StoreUnavailable
+from workflows.states import State
+
+
+def closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+    return port  # nothing listens once the probe is closed
+
+
+def test_a_database_that_refuses_connections_is_store_unavailable(tmp_path: Path) -> None:
+    # Given a PostgreSQL URL nothing listens on
+    url = f"postgresql+psycopg://postgres@127.0.0.1:{closed_port()}/none"
+    engine = make_engine(Settings(home=tmp_path, database_url=url))
+    # When a transaction runs / Then it is a retryable error of ours, naming no address
+    with pytest.raises(StoreUnavailable) as raised, transaction(engine) as session:
+        session.execute(text("SELECT 1"))
+    assert isinstance(raised.value, RetryableError)
+    assert "127.0.0.1" not in str(raised.value)
+    engine.dispose()
+
+
+def test_a_statement_the_database_refuses_is_not_store_unavailable(tmp_path: Path) -> None:
+    # Given a migrated SQLite database
+    settings = Settings(home=tmp_path)
+    upgrade(settings)
+    engine = make_engine(settings)
+    row = {"run_id": "r", "packet_id": "p", "severity": "low", "trigger_type": "blocked"}
+    # When a second row repeats the run and packet / Then the database's own error comes through
+    with pytest.raises(IntegrityError), transaction(engine) as session:
+        session.add(Escalation(id="x", state=State.RECEIVED, **row))
+        session.flush()
+        session.add(Escalation(id="y", state=State.RECEIVED, **row))
+    engine.dispose()
