@@ -11,6 +11,7 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 import apprise
+from apprise import NotifyFormat, NotifyType
 from apprise.result import AppriseResultStatus
 from tenacity import (
     RetryCallState,
@@ -107,8 +108,18 @@ def is_ntfy(channel: Channel) -> bool:
     return str(channel.name).startswith(("ntfy://", "ntfys://"))
 
 
+@dataclass(frozen=True)
+class Page:
+    """What one send carries: the title, the text, an HTML twin for mail, the notify type."""
+
+    title: str
+    body: str
+    html: str = ""
+    notify_type: str = "info"
+
+
 def _send_once(
-    channel: Channel, title: str, body: str, timeout: float, url_params: Mapping[str, str]
+    channel: Channel, page: Page, timeout: float, url_params: Mapping[str, str]
 ) -> SendOutcome:
     single = apprise.Apprise()
     # A fresh plugin per send: threads sending at once share no plugin state.
@@ -117,7 +128,16 @@ def _send_once(
         # %20, not "+": apprise unquotes URL values without reading "+" as a space
         url += ("&" if "?" in url else "?") + urlencode(url_params, quote_via=quote)
     single.add(url)
-    result = single.notify(body=body, title=title, timeout=timeout)
+    # Mail gets the escaped HTML part and apprise derives the text part from it, line by line;
+    # everything else is sent as plain text, so newlines survive and no markup is live.
+    body, body_format = (page.html, NotifyFormat.HTML) if page.html else (page.body, None)
+    result = single.notify(
+        body=body,
+        title=page.title,
+        notify_type=NotifyType(page.notify_type),
+        body_format=body_format,
+        timeout=timeout,
+    )
     if result.status == AppriseResultStatus.SUCCESS:
         return SendOutcome(SENT)
     # apprise stops waiting on a timeout but the send may still complete: not a failure.
@@ -133,6 +153,8 @@ def send(
     *,
     title: str,
     body: str,
+    html: str = "",
+    notify_type: str = "info",
     tries: int,
     first_backoff: float,
     timeout: float,
@@ -160,11 +182,12 @@ def send(
         reraise=False,
     )
     tried = 0
+    page = Page(title, body, html, notify_type)
 
     def attempt() -> SendOutcome:
         nonlocal tried
         tried += 1
-        return _send_once(channel, title, body, timeout, url_params or {})
+        return _send_once(channel, page, timeout, url_params or {})
 
     outcome: SendOutcome = retrying(attempt)
     return SendOutcome(outcome.state, outcome.error, tried)

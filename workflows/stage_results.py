@@ -48,6 +48,15 @@ class Via(StrEnum):
     FILE = "file"
 
 
+class Reading(StrEnum):
+    """How a channel is read, so what form its message takes (workflows/channel_kinds.py)."""
+
+    CHAT = "chat"  # short; a reply on the channel answers
+    BUTTONS = "buttons"  # short; the notification's buttons answer (ntfy)
+    PUSH = "push"  # short; no way back on the channel: the case page answers
+    MAIL = "mail"  # a subject, the full text and an HTML part; links answer
+
+
 class Role(StrEnum):
     """Whom a page is for."""
 

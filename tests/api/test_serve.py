@@ -174,7 +174,7 @@ def test_an_answer_link_over_real_http_asks_on_get_and_decides_once_on_post(
     created = server.client().raise_({**valid_packet(), "packet_id": "esc-serve-link"})
     sink.wait_for(lambda got: any(r.path == "/ops" for r in got))
     message = sink.posts("/ops")[0].body["message"]
-    [link] = re.findall(r"^  approve: (http\S+)$", message, flags=re.M)
+    [link] = re.findall(r"^- approve(?: — .*)?\n  (http\S+)$", message, flags=re.M)
     # A link previewer's GET decides nothing
     assert httpx.get(link).status_code == 200
     assert server.client().get(created["id"])["decision"] is None

@@ -42,13 +42,14 @@ def notified(
 
 
 def code_in(message: str) -> str:
-    found = re.search(r"starting with the code: (\S+) ", message)
+    found = re.search(r" · code ([0-9A-Z]{10})$", message, flags=re.M)
     assert found, message
     return found.group(1)
 
 
 def links_in(message: str) -> dict[str, str]:
-    return dict(re.findall(r"^  (\S+): (http\S+/a/\S+)$", message, flags=re.M))
+    """Each option's link, on the line below the option ("- label — description")."""
+    return dict(re.findall(r"^- (\S+)(?: — .*)?\n  (http\S+/a/\S+)$", message, flags=re.M))
 
 
 def test_the_code_in_the_notification_routes_a_chat_reply(

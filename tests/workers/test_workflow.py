@@ -27,8 +27,9 @@ def test_intake_by_name_notifies_decides_wakes_and_closes(service: Harness) -> N
     # When the notification reaches the tier's primary (and a marked copy)
     service.sink.wait_for(lambda got: any(r.path == "/ops" for r in got))
     primary = service.sink.posts("/ops")[0].body
-    assert primary["message"].splitlines()[0].startswith("[escalate] blocked in run-8842 on ")
-    assert "Choices: skip | placeholder" in primary["message"]
+    lines = primary["message"].splitlines()
+    assert lines[0].startswith("Decision needed in run-8842, blocked since ")
+    assert "- skip — drop the 3 orphans" in lines and "- placeholder" in lines
     service.sink.wait_for(lambda got: any(r.path == "/ops-log" for r in got))
     assert service.sink.posts("/ops-log")[0].body["title"].startswith("[copy]")
     service.in_state(case.id, "awaiting")
