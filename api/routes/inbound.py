@@ -44,17 +44,22 @@ def _from_platform(
         return JSONResponse({"ignored": ignored.reason}, 200)
     if isinstance(message, dict):  # Slack's url_verification challenge
         return JSONResponse(message, 200)
-    return _answered(runtime, limiter, message)
+    try:
+        return _answered(runtime, limiter, message)
+    except Ignored as ignored:  # chatter: a 2xx, so the platform does not resend it
+        return JSONResponse({"ignored": ignored.reason}, 200)
 
 
-@router.post("/v1/inbound/text", responses={409: {"model": InboundAnswer}})
+@router.post(
+    "/v1/inbound/text", response_model=InboundAnswer, responses={409: {"model": InboundAnswer}}
+)
 def inbound_text(
     body: InboundTextCreate,
     runtime: RuntimeDep,
     limiter: LimiterDep,
     response: Response,
     _role: CurrentOperator,
-) -> InboundAnswer:
+) -> Any:
     """A reply from any chat bridge: the text starts with the case's code."""
     if body.text is None or not body.text.strip():
         raise InvalidInput("no text: send {text, channel, sender}")
@@ -65,7 +70,10 @@ def inbound_text(
         sender=body.sender or "unknown",
         message_id=body.message_id or "",
     )
-    result = route_reply(runtime, limiter, message)
+    try:
+        result = route_reply(runtime, limiter, message)
+    except Ignored as ignored:  # a bridge may forward every line: chatter is not an error
+        return JSONResponse({"ignored": ignored.reason}, 200)
     response.status_code = status_of(result)
     return inbound_answer(result)
 

@@ -91,7 +91,7 @@ def test_the_code_in_the_notification_routes_a_chat_reply(
     ("body", "status"),
     [
         ({"text": "ZZZZZZZZZZ approve", "channel": "c", "sender": "s"}, 404),
-        ({"text": "approve", "channel": "c", "sender": "s"}, 404),
+        ({"text": "approve", "channel": "c", "sender": "s"}, 200),  # chatter: ignored
         ({"text": "", "channel": "c", "sender": "s"}, 422),
         ({"channel": "c", "sender": "s"}, 422),
     ],
@@ -293,6 +293,44 @@ def test_a_slack_reply_decides_once_even_when_slack_retries(
             {"id": case_id},
         ).all()
     assert len(rows) == 1 and rows[0][0] == "m-1" and rows[0][1] and rows[0][2]
+
+
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+def test_chatter_is_ignored_with_a_2xx_and_never_counts_as_a_guess(
+    service: Harness, platform_api: TestClient
+) -> None:
+    import json
+
+    case_id, message = notified(service, "esc-chatter-1")
+
+    def said(text: str, index: int) -> Any:
+        event = {
+            "type": "event_callback",
+            "event": {
+                "type": "message",
+                "user": "U7",
+                "client_msg_id": f"chat-{index}",
+                "channel": "C1",
+                "ts": f"{index}.0",
+                "text": text,
+            },
+        }
+        return slack_post(platform_api, json.dumps(event).encode())
+
+    # Given a busy channel: twenty lines of ordinary chat in a minute, on Slack and a bridge
+    for index in range(20):
+        chat = said(f"lunch at {index}? approve of the new room", index)
+        assert chat.status_code == 200 and "ignored" in chat.json(), chat.json()
+        bridged = platform_api.post(
+            "/v1/inbound/text",
+            headers=OPERATOR,
+            json={"text": "sounds good", "channel": "mm", "sender": "U7"},
+        )
+        assert bridged.status_code == 200 and "ignored" in bridged.json()
+    # When the same person then answers with the code / Then it decides: no 429
+    answer = said(f"{code_in(message)} approve", 99)
+    assert answer.status_code == 200 and answer.json()["outcome"] == "decided", answer.json()
+    assert service.decisions(case_id)[0].decided_by == "slack:U7"
 
 
 @pytest.mark.parametrize("backend", ["sqlite"], indirect=True)

@@ -48,17 +48,20 @@ class MissLimiter:
 def route_reply(runtime: Runtime, limiter: MissLimiter, message: InboundMessage) -> Answer:
     """Find the case by the code the reply starts with (or a button carried) and answer it.
 
-    Raises Throttled while this sender keeps missing, NotFound for a code that is not a
-    live case's, and InvalidInput for a code with no answer after it.
+    Raises Ignored for chatter (no code-shaped first word), Throttled while this sender keeps
+    missing, NotFound for a code that is not a live case's, InvalidInput for a bare code.
     """
     who = f"{message.channel}:{message.sender}"
-    if limiter.blocked(who):
-        raise Throttled("too many unknown codes; wait a minute")
     words = message.text.split(None, 1)
     code, rest = [*words, "", ""][:2]
     if message.token and normalise_token(code) != normalise_token(message.token):
         code, rest = message.token, message.text.strip()  # the button carried the code
-    escalation_id = find_by_token(runtime, code) if looks_like_token(code) else None
+    elif not looks_like_token(code):
+        # Chatter in a channel we read: not a reply, so not a guess either (issue #10).
+        raise Ignored("not a reply: it does not start with a code")
+    if limiter.blocked(who):
+        raise Throttled("too many unknown codes; wait a minute")
+    escalation_id = find_by_token(runtime, code)
     if escalation_id is None:
         limiter.miss(who)
         raise NotFound(UNKNOWN_TOKEN)
