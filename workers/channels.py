@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import logging
 import threading
 from collections.abc import Mapping
@@ -37,11 +39,26 @@ REFUSED = DeliveryState.REFUSED
 
 @dataclass(frozen=True)
 class Channel:
-    """One configured apprise service behind a tag; `name` is its privacy-masked URL."""
+    """One configured apprise service behind a tag.
+
+    `name` is its privacy-masked URL followed by a short digest of the configured URL: two
+    hooks that mask alike (same host, secrets hidden) stay two channels, two outbox rows.
+    """
 
     tag: str
     name: str
     service: Any
+
+    @property
+    def masked(self) -> str:
+        return self.name.split(" #", 1)[0]
+
+
+def channel_name(service: Any, key: str = "") -> str:
+    """The identity an outbox row keeps: masked URL + digest, never the secret itself. Keyed,
+    so a weak password in a URL cannot be tried offline against a stolen database."""
+    digest = hmac.new(key.encode(), str(service.url()).encode(), hashlib.sha256).hexdigest()[:10]
+    return f"{service.url(privacy=True)} #{digest}"
 
 
 @dataclass(frozen=True)
@@ -56,7 +73,8 @@ class SendOutcome:
 class ChannelBook:
     """The operator's apprise config, resolved tag by tag into channels."""
 
-    def __init__(self, config_path: Path | None) -> None:
+    def __init__(self, config_path: Path | None, *, key: str = "") -> None:
+        self._key = key
         self._apprise = apprise.Apprise()
         if config_path is not None:
             config = apprise.AppriseConfig()
@@ -72,15 +90,22 @@ class ChannelBook:
         """Every service the tag selects, in config order."""
         with self._lock:
             if tag not in self._by_tag:
-                self._by_tag[tag] = [
-                    Channel(tag, service.url(privacy=True), service)  # type: ignore[no-untyped-call]
-                    for service in self._apprise.find(tag=tag)
-                ]
+                found: dict[str, Channel] = {}
+                for service in self._apprise.find(tag=tag):  # type: ignore[no-untyped-call]
+                    name = channel_name(service, self._key)
+                    found.setdefault(name, Channel(tag, name, service))  # listed twice: once
+                self._by_tag[tag] = list(found.values())
             return list(self._by_tag[tag])
 
     def channel(self, tag: str, name: str) -> Channel | None:
-        """The channel behind `tag` with this masked URL, if the config still has it."""
-        return next((c for c in self.channels(tag) if c.name == name), None)
+        """The channel behind `tag` with this name, if the config still has it; a row written
+        before names had digests matches its masked URL when only one channel has it."""
+        channels = self.channels(tag)
+        exact = next((c for c in channels if c.name == name), None)
+        if exact is not None:
+            return exact
+        alike = [c for c in channels if c.masked == name]
+        return alike[0] if len(alike) == 1 else None
 
 
 def dev_inbox_path(settings: Settings) -> Path:

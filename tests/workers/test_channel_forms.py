@@ -56,6 +56,7 @@ def settings(
     urls = [
         mail,
         f"mmost://{host}/mmtoken",
+        f"mmost://{host}/mmothern",  # masks as m...n too: two channels all the same
         f"ntfy://{host}/escalate",
         f"mqtt://127.0.0.1:1883/{topic}",
     ]
@@ -85,7 +86,9 @@ def test_each_channel_class_reads_its_own_form(
     case = service.case("run-8842", "esc-forms-1")
     # When its first page reaches every channel of `ops`
     [mail] = mailbox[0].wait()
-    service.sink.wait_for(lambda got: {"/hooks/mmtoken", "/"} <= {r.path for r in got})
+    service.sink.wait_for(
+        lambda got: {"/hooks/mmtoken", "/hooks/mmothern", "/"} <= {r.path for r in got}
+    )
     [mqtt] = subscriber.wait()
     # Then the mail's subject says what is needed, with severity, question and code
     code = re.search(r" · ([0-9A-Z]{10})$", str(mail["Subject"]))
@@ -120,10 +123,13 @@ def test_each_channel_class_reads_its_own_form(
         assert body.count("https://escalate.example") == 1
     assert ntfy.body["title"] == f"[escalate] Decision needed (medium) · {code.group(1)}"
     # and each configured channel has its own outbox row, in its own form
-    rows = [d for d in service.deliveries(case.id) if d.payload.get("tag") == "ops"]
-    assert sorted(str(d.payload.get("reading")) for d in rows) == [
-        "buttons",
-        "chat",
-        "mail",
-        "push",
+    rows = [
+        d
+        for d in service.deliveries(case.id)
+        if d.payload.get("tag") == "ops" and d.purpose == "notify"
     ]
+    readings = sorted(str(d.payload.get("reading")) for d in rows)
+    assert readings == ["buttons", "chat", "chat", "mail", "push"]
+    hooks = [d.target for d in rows if d.target.startswith("mmost://")]
+    assert len(set(hooks)) == 2 and len({hook.split(" #")[0] for hook in hooks}) == 1
+    assert not any("mmtoken" in d.target or "mmothern" in d.target for d in rows)
