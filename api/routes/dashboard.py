@@ -21,14 +21,16 @@ from api.deps import (
 )
 from api.limits import LABEL_LIMIT, REPLY_LIMIT
 from api.pages import page
+from api.routes.links import second_confirmation
 from api.sessions import COOKIE, SESSION_AGE
 from api.statuses import status_of
 from models.store import as_utc, case_of, decision_json, decision_of, design_of, iso
 from models.tables import Escalation, Event, Reply
-from workers.answers import answer
+from workers.answers import answer, dangers_of
 from workers.recovery import retry
 from workflows.advisory import advisory, prompt_form
 from workflows.errors import Conflict, DesignError, NotFound
+from workflows.judgement import ReplyOutcome
 from workflows.routing import route_facts
 from workflows.states import TERMINAL, State
 
@@ -171,6 +173,7 @@ def confirm_answer(
         message=f"Answer this case with “{option}”?",
         question=(row.packet or {}).get("requested_action"),
         description=described.description if described else None,
+        danger=dangers_of(db, row).get(option),
         option=option,
         confirm=True,
         case_id=escalation_id,
@@ -179,15 +182,22 @@ def confirm_answer(
 
 @router.post("/dashboard/cases/{escalation_id}/answer")
 def post_answer(
-    escalation_id: str, option: Option, operator: DashboardAction, runtime: RuntimeDep
+    escalation_id: str,
+    option: Option,
+    operator: DashboardAction,
+    runtime: RuntimeDep,
+    confirmed: Annotated[str | None, Form(max_length=LABEL_LIMIT)] = None,
 ) -> Response:
+    """Decides; a destructive option only from its second confirmation (`confirmed`)."""
     try:
         result = answer(
             runtime, escalation_id, option=option, responder=f"dashboard:{operator.who}",
-            channel="dashboard",
+            channel="dashboard", confirmed=confirmed == option,
         )  # fmt: skip
     except NotFound as missing:
         return page("answer.html", 404, title="No such case", message=str(missing))
+    if result.outcome == ReplyOutcome.NEEDS_CONFIRMATION:
+        return second_confirmation(option, result.message, escalation_id)
     title = "Decided" if result.decided else "Not decided"
     return page(
         "answer.html", status_of(result), title=title, message=result.message,

@@ -418,10 +418,39 @@ def test_a_destructive_option_takes_an_explicit_confirm(service: Harness, api: T
 
     first = say("wipe")
     assert first.status_code == 200 and first.json()["outcome"] == "needs_confirmation"
-    assert 'reply "CONFIRM wipe"' in first.json()["message"]
+    # the hint is the whole reply to send, code included
+    assert f'reply "{code} CONFIRM wipe"' in first.json()["message"]
     assert service.decisions(case_id) == []
     confirmed = say("CONFIRM wipe")
     assert confirmed.status_code == 200 and confirmed.json()["outcome"] == "decided"
+    assert service.decisions(case_id)[0].option == "wipe"
+
+
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+def test_a_destructive_link_shows_its_consequence_and_takes_a_second_confirmation(
+    service: Harness, api: TestClient
+) -> None:
+    import httpx
+
+    # Given a case whose `wipe` is destructive, and its one-click link
+    case_id, message = notified(
+        service,
+        "esc-confirm-link",
+        options=[{"label": "wipe", "description": "drop the table", "destructive": True}, "keep"],
+    )
+    path = httpx.URL(links_in(message)["wipe"]).path
+    # When it is opened, the page warns and says what it does
+    opened = api.get(path)
+    assert opened.status_code == 200
+    assert "cannot be undone" in opened.text and "drop the table" in opened.text
+    # And pressing its button does not decide: a second page asks once more
+    first = api.post(path)
+    assert first.status_code == 200 and "This cannot be undone" in first.text
+    assert 'name="confirmed" value="wipe"' in first.text
+    assert service.decisions(case_id) == []
+    # Then only the second confirmation decides
+    second = api.post(path, data={"confirmed": "wipe"})
+    assert second.status_code == 200 and "Decided: wipe." in second.text, second.text
     assert service.decisions(case_id)[0].option == "wipe"
 
 
