@@ -171,7 +171,11 @@ def _page(_app: Any, runtime: Runtime, delivery: Delivery) -> channels.SendOutco
         tries=settings.delivery_tries,
         first_backoff=settings.delivery_backoff,
         timeout=settings.send_timeout,
-        url_params=_ntfy_buttons(runtime, delivery) if channels.is_ntfy(channel) else None,
+        url_params=(
+            _ntfy_buttons(runtime, delivery)
+            if channels.is_ntfy(channel) and delivery.purpose in PAGES
+            else None
+        ),
     )
 
 

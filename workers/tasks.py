@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from celery import shared_task
-from sqlmodel import Session, col, update
+from sqlmodel import Session, col, select, update
 
 from models.db import transaction
 from models.store import (
@@ -20,7 +20,7 @@ from models.store import (
     due_deliveries,
     due_escalations,
 )
-from models.tables import Escalation
+from models.tables import Delivery, Escalation
 from workers import blockers, names
 from workers.answering import reply_token, token_hash
 from workers.delivery import deliver_one, per_channel
@@ -32,7 +32,7 @@ from workers.wake_acks import acknowledge, redeliver_due, with_ack
 from workflows import routing
 from workflows.closing import close_case
 from workflows.errors import PacketRefused, PermanentError, ProbeError
-from workflows.stage_results import Stage, StageResult
+from workflows.stage_results import PAGES, Stage, StageResult
 from workflows.stages import record_snapshot
 from workflows.states import State
 from workflows.wake_acks import ResumedVia
@@ -191,10 +191,20 @@ def close(self: Any, escalation_id: str) -> None:
         decision = decision_of(session, row.id)
         if decision is None:
             raise PermanentError(f"escalation {row.id} is decided but has no decision row")
+        paged = {
+            str(d.payload.get("tag"))
+            for d in session.exec(select(Delivery).where(Delivery.escalation_id == row.id))
+            if d.purpose in PAGES and d.payload.get("tag")
+        }
         result = close_case(
-            case_of(row), decision_spec(decision), current=current, probe_error=error, now=now
+            case_of(row),
+            decision_spec(decision),
+            current=current,
+            probe_error=error,
+            now=now,
+            paged=sorted(paged),
         )
-        return with_ack(runtime, result, wake_id=row.id, now=now)
+        return per_channel(runtime, with_ack(runtime, result, wake_id=row.id, now=now))
 
     finish(self.app, runtime, escalation_id, State.DECIDED, decide)
 

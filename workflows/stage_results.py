@@ -34,6 +34,7 @@ class Purpose(StrEnum):
     WAKE_WEBHOOK = "wake_webhook"  # the run's webhook
     UNBLOCK = "unblock"  # a shell loop's BLOCKED.md becomes DECISION.md
     COMMAND_FILE = "command_file"  # a pipeline orchestrator's command file
+    RESOLUTION = "resolution"  # every paged channel told how the case ended
 
 
 PAGES = frozenset({Purpose.NOTIFY, Purpose.FOLLOW_UP})  # rows that ask a person to decide

@@ -133,3 +133,43 @@ def test_each_channel_class_reads_its_own_form(
     hooks = [d.target for d in rows if d.target.startswith("mmost://")]
     assert len(set(hooks)) == 2 and len({hook.split(" #")[0] for hook in hooks}) == 1
     assert not any("mmtoken" in d.target or "mmothern" in d.target for d in rows)
+
+
+def test_every_channel_that_was_paged_learns_the_outcome(
+    service: Harness, mailbox: tuple[Mailbox, int], subscriber: Subscriber
+) -> None:
+    from fastapi.testclient import TestClient
+
+    from api.app import create_app
+
+    # Given a case paged to every channel of `ops` (and its copy tag)
+    service.send({**valid_packet(), "packet_id": "esc-forms-2"})
+    case = service.case("run-8842", "esc-forms-2")
+    [page] = mailbox[0].wait()
+    code = str(page["Subject"]).rsplit(" · ", 1)[1]
+    subscriber.wait()  # every page out before the answer (a page still queued is cancelled)
+    service.sink.wait_for(lambda got: sum(r.path.startswith("/hooks/") for r in got) >= 2)
+    service.sink.wait_for(lambda got: any(r.path == "/" for r in got))
+    # When someone answers from a chat bridge
+    settings = service.settings.model_copy(update={"api_tokens": "operator:op-token"})
+    with TestClient(create_app(settings)) as api:
+        reply = api.post(
+            "/v1/inbound/text",
+            headers={"Authorization": "Bearer op-token"},
+            json={"text": f"{code} approve", "channel": "mm", "sender": "ana"},
+        )
+    assert reply.json()["outcome"] == "decided"
+    service.in_state(case.id, "closed")
+    # Then every paged channel gets a short notice: who, what, when, nothing more needed
+    mails = mailbox[0].wait(2)
+    notice = mails[-1]
+    assert str(notice["Subject"]) == "[escalate] Decided: approve · run-8842"
+    text = notice.get_body(("plain",)).get_content()  # type: ignore[union-attr]
+    assert text.splitlines()[0].startswith("Decided: approve by bridge:mm:ana at ")
+    assert "Nothing more is needed." in text
+    assert subscriber.wait(2)[-1].decode().count("Nothing more is needed") == 1
+    service.sink.wait_for(
+        lambda got: sum("Decided: approve" in str(r.body) for r in got) >= 4  # 2 mm, ntfy, log
+    )
+    [ntfy] = [r for r in service.sink.posts("/") if "Decided" in str(r.body)]
+    assert "actions" not in str(ntfy.path).lower()  # no answer buttons on a closed case
