@@ -4,6 +4,7 @@ Mosquitto, and HTTP sinks taking Mattermost's and ntfy's documented requests."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import secrets
 from collections.abc import Iterator
@@ -122,6 +123,8 @@ def test_each_channel_class_reads_its_own_form(
         assert len(body) <= 1000
         assert body.count("https://escalate.example") == 1
     assert ntfy.body["title"] == f"[escalate] Decision needed (medium) · {code.group(1)}"
+    if target := os.environ.get("ESCALATE_CHANNELS_DOC"):  # docs/CHANNELS.md, from real peers
+        capture(Path(target), mail, text, html, chat, ntfy.body, str(push))
     # and each configured channel has its own outbox row, in its own form
     rows = [
         d
@@ -173,3 +176,48 @@ def test_every_channel_that_was_paged_learns_the_outcome(
     )
     [ntfy] = [r for r in service.sink.posts("/") if "Decided" in str(r.body)]
     assert "actions" not in str(ntfy.path).lower()  # no answer buttons on a closed case
+
+
+def capture(path: Path, mail: Any, text: str, html: str, chat: str, ntfy: Any, push: str) -> None:
+    """Write what the peers received, as received, for docs/CHANNELS.md."""
+    fence = "```"
+    parts = [
+        "# What each channel class receives",
+        "",
+        "Captured from real local peers by `tests/workers/test_channel_forms.py` "
+        "(`ESCALATE_CHANNELS_DOC=docs/CHANNELS.md pytest tests/workers/test_channel_forms.py`): "
+        "an SMTP server (aiosmtpd), Mattermost- and ntfy-shaped HTTP sinks, and Mosquitto. "
+        "The packet's question holds markup on purpose; it stays text everywhere.",
+        "",
+        "## Mail (mailto://): subject, text/plain part, text/html part",
+        "",
+        f"Subject: `{mail['Subject']}`",
+        "",
+        f"{fence}text",
+        text.rstrip(),
+        fence,
+        "",
+        f"{fence}html",
+        html.rstrip(),
+        fence,
+        "",
+        "## Chat (slack://, tgram://, mmost://): a reply on the channel answers",
+        "",
+        f"{fence}text",
+        chat.rstrip(),
+        fence,
+        "",
+        "## Push with buttons (ntfy://): the JSON ntfy received",
+        "",
+        f"{fence}json",
+        json.dumps(ntfy, indent=2, ensure_ascii=False),
+        fence,
+        "",
+        "## Push (mqtt:// and other schemes with no way back): the MQTT payload",
+        "",
+        f"{fence}text",
+        push.rstrip(),
+        fence,
+        "",
+    ]
+    path.write_text("\n".join(parts), encoding="utf-8")
