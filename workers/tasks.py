@@ -194,7 +194,8 @@ def close(self: Any, escalation_id: str) -> None:
         paged = {
             str(d.payload.get("tag"))
             for d in session.exec(select(Delivery).where(Delivery.escalation_id == row.id))
-            if d.purpose in PAGES and d.payload.get("tag")
+            # a page cancelled unsent asked nobody: its tag needs no notice
+            if d.purpose in PAGES and d.payload.get("tag") and d.state != "cancelled"
         }
         result = close_case(
             case_of(row),
