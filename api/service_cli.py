@@ -26,6 +26,16 @@ def serve() -> None:
     claimed = claim(settings)  # before any banner or token: one serve per home and port
     if isinstance(claimed, str):
         raise fail(claimed)
+    if settings.apprise_config is not None:
+        from workers.channel_check import unusable_tags
+        from workers.channels import ChannelBook
+        from workers.runtime import design_tags
+
+        problems = unusable_tags(
+            ChannelBook(settings.apprise_config), settings.apprise_config, design_tags(design)
+        )
+        if problems:
+            raise fail("refusing to start: " + "\n".join(problems))
     upgrade(settings)
     tokens = {role: token for token, role in load_tokens(settings).items()}
     typer.echo(f"agent-escalation: starting (state in {settings.home.resolve()}) ...")

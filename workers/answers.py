@@ -23,7 +23,7 @@ from models.store import (
     reply_by_platform_id,
 )
 from models.tables import Decision, Escalation
-from workers.answering import token_hash
+from workers.answering import case_token, token_hash
 from workers.pipelines import counted, save_counters
 from workers.runtime import Runtime
 from workers.stage_runs import nudge
@@ -35,6 +35,8 @@ from workflows.judgement import (
     PriorDecision,
     ReplyContext,
     ReplyOutcome,
+    consequence,
+    destructive_labels,
     judge,
     superseded_message,
     withheld_marker,
@@ -71,12 +73,14 @@ def answer(
     responder: Responder | str,
     channel: str,
     message_id: str | None = None,
+    confirmed: bool = True,
 ) -> Answer:
     """Judge and record one reply; decide the case if it is the first deciding one.
 
     `responder` is who the server authenticated; a bare string is an unverified identity.
     `message_id` is the platform's id for the message: a second delivery of it is
-    recognised and changes nothing.
+    recognised and changes nothing. A link or the dashboard passes `confirmed=False` until
+    a destructive option has been confirmed a second time.
     """
     who = responder if isinstance(responder, Responder) else Responder(responder)
     unfit = reply_refusals(
@@ -115,7 +119,14 @@ def answer(
                     f"Already received this message (it was {seen.outcome}).",
                 )
             context = _context(session, row, now=now)
-            verdict = judge(context, option=option, text=text or "", responder=who)
+            verdict = judge(
+                context,
+                option=option,
+                text=text or "",
+                responder=who,
+                confirmed=confirmed,
+                code=case_token(runtime.answer_key, row.id, row.pipeline),
+            )
             result = _record(session, row, verdict, who, channel, now, message_id)
     except IntegrityError:
         # Another reply decided (or the same message arrived) between our read and our
@@ -255,3 +266,17 @@ def find_by_token(runtime: Runtime, token: str) -> str | None:
         if closed is not None and now > closed + TOKEN_GRACE:
             return None  # expired: the same answer as unknown
         return row.id
+
+
+def dangerous_options(runtime: Runtime, escalation_id: str) -> dict[str, str]:
+    """Each destructive option of the case, with the consequence its confirmation states."""
+    with transaction(runtime.engine) as session:
+        row = session.get(Escalation, escalation_id)
+        return {} if row is None else dangers_of(session, row)
+
+
+def dangers_of(session: Session, row: Escalation) -> dict[str, str]:
+    """dangerous_options, in a session already open."""
+    context = _context(session, row, now=datetime.now(UTC))
+    labels = destructive_labels(context)
+    return {o.label: consequence(o) for o in context.options if o.label in labels}

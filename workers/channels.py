@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import logging
 import threading
 from collections.abc import Mapping
@@ -11,6 +13,7 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 import apprise
+from apprise import NotifyFormat, NotifyType
 from apprise.result import AppriseResultStatus
 from tenacity import (
     RetryCallState,
@@ -36,11 +39,26 @@ REFUSED = DeliveryState.REFUSED
 
 @dataclass(frozen=True)
 class Channel:
-    """One configured apprise service behind a tag; `name` is its privacy-masked URL."""
+    """One configured apprise service behind a tag.
+
+    `name` is its privacy-masked URL followed by a short digest of the configured URL: two
+    hooks that mask alike (same host, secrets hidden) stay two channels, two outbox rows.
+    """
 
     tag: str
     name: str
     service: Any
+
+    @property
+    def masked(self) -> str:
+        return self.name.split(" #", 1)[0]
+
+
+def channel_name(service: Any, key: str = "") -> str:
+    """The identity an outbox row keeps: masked URL + digest, never the secret itself. Keyed,
+    so a weak password in a URL cannot be tried offline against a stolen database."""
+    digest = hmac.new(key.encode(), str(service.url()).encode(), hashlib.sha256).hexdigest()[:10]
+    return f"{service.url(privacy=True)} #{digest}"
 
 
 @dataclass(frozen=True)
@@ -55,7 +73,8 @@ class SendOutcome:
 class ChannelBook:
     """The operator's apprise config, resolved tag by tag into channels."""
 
-    def __init__(self, config_path: Path | None) -> None:
+    def __init__(self, config_path: Path | None, *, key: str = "") -> None:
+        self._key = key
         self._apprise = apprise.Apprise()
         if config_path is not None:
             config = apprise.AppriseConfig()
@@ -71,15 +90,22 @@ class ChannelBook:
         """Every service the tag selects, in config order."""
         with self._lock:
             if tag not in self._by_tag:
-                self._by_tag[tag] = [
-                    Channel(tag, service.url(privacy=True), service)  # type: ignore[no-untyped-call]
-                    for service in self._apprise.find(tag=tag)
-                ]
+                found: dict[str, Channel] = {}
+                for service in self._apprise.find(tag=tag):  # type: ignore[no-untyped-call]
+                    name = channel_name(service, self._key)
+                    found.setdefault(name, Channel(tag, name, service))  # listed twice: once
+                self._by_tag[tag] = list(found.values())
             return list(self._by_tag[tag])
 
     def channel(self, tag: str, name: str) -> Channel | None:
-        """The channel behind `tag` with this masked URL, if the config still has it."""
-        return next((c for c in self.channels(tag) if c.name == name), None)
+        """The channel behind `tag` with this name, if the config still has it; a row written
+        before names had digests matches its masked URL when only one channel has it."""
+        channels = self.channels(tag)
+        exact = next((c for c in channels if c.name == name), None)
+        if exact is not None:
+            return exact
+        alike = [c for c in channels if c.masked == name]
+        return alike[0] if len(alike) == 1 else None
 
 
 def dev_inbox_path(settings: Settings) -> Path:
@@ -107,8 +133,18 @@ def is_ntfy(channel: Channel) -> bool:
     return str(channel.name).startswith(("ntfy://", "ntfys://"))
 
 
+@dataclass(frozen=True)
+class Page:
+    """What one send carries: the title, the text, an HTML twin for mail, the notify type."""
+
+    title: str
+    body: str
+    html: str = ""
+    notify_type: str = "info"
+
+
 def _send_once(
-    channel: Channel, title: str, body: str, timeout: float, url_params: Mapping[str, str]
+    channel: Channel, page: Page, timeout: float, url_params: Mapping[str, str]
 ) -> SendOutcome:
     single = apprise.Apprise()
     # A fresh plugin per send: threads sending at once share no plugin state.
@@ -117,7 +153,16 @@ def _send_once(
         # %20, not "+": apprise unquotes URL values without reading "+" as a space
         url += ("&" if "?" in url else "?") + urlencode(url_params, quote_via=quote)
     single.add(url)
-    result = single.notify(body=body, title=title, timeout=timeout)
+    # Mail gets the escaped HTML part and apprise derives the text part from it, line by line;
+    # everything else is sent as plain text, so newlines survive and no markup is live.
+    body, body_format = (page.html, NotifyFormat.HTML) if page.html else (page.body, None)
+    result = single.notify(
+        body=body,
+        title=page.title,
+        notify_type=NotifyType(page.notify_type),
+        body_format=body_format,
+        timeout=timeout,
+    )
     if result.status == AppriseResultStatus.SUCCESS:
         return SendOutcome(SENT)
     # apprise stops waiting on a timeout but the send may still complete: not a failure.
@@ -133,6 +178,8 @@ def send(
     *,
     title: str,
     body: str,
+    html: str = "",
+    notify_type: str = "info",
     tries: int,
     first_backoff: float,
     timeout: float,
@@ -160,11 +207,12 @@ def send(
         reraise=False,
     )
     tried = 0
+    page = Page(title, body, html, notify_type)
 
     def attempt() -> SendOutcome:
         nonlocal tried
         tried += 1
-        return _send_once(channel, title, body, timeout, url_params or {})
+        return _send_once(channel, page, timeout, url_params or {})
 
     outcome: SendOutcome = retrying(attempt)
     return SendOutcome(outcome.state, outcome.error, tried)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import logging
 from collections.abc import Callable
 from dataclasses import replace
@@ -27,6 +28,7 @@ from workers.unblock import settle_request_file, unblock, write_command_file
 from workers.wake_acks import resumed_by_delivery
 from workers.wakeups import post_webhook, send_wake_task
 from workflows.blocked_file import render_blocked
+from workflows.channel_kinds import reading_of, takes_html
 from workflows.delivery_failure import delivery_failure_packet
 from workflows.errors import PacketRefused
 from workflows.intake import DEFAULT_WAKE_QUEUE
@@ -59,11 +61,20 @@ def per_channel(runtime: Runtime, result: StageResult) -> StageResult:
         # A tag with no channel is recorded and retried like any failure, so the gap shows.
         targets = [channel.name for channel in found] or [f"tag:{item.target}"]
         for target in targets:  # the primary comes first, so a shared channel stays primary
-            outbound.setdefault(
-                (item.purpose, target),
-                replace(item, target=target, payload={"tag": item.target}),
-            )
+            outbound.setdefault((item.purpose, target), _in_its_form(item, target))
     return replace(result, outbound=tuple(outbound.values()))
+
+
+def _in_its_form(item: Outbound, target: str) -> Outbound:
+    """One channel's row: the message in the form that channel is read in."""
+    reading = reading_of(target)
+    form = item.payload.get("forms", {}).get(reading)
+    payload: dict[str, Any] = {"tag": item.target}
+    if not form:
+        return replace(item, target=target, payload=payload)
+    html = form["html"] if takes_html(target) else ""
+    payload |= {"reading": reading, "html": html, "notify_type": form["notify_type"]}
+    return replace(item, target=target, title=form["title"], body=form["body"], payload=payload)
 
 
 def _send_lease(settings: Any) -> timedelta:
@@ -169,14 +180,21 @@ def _page(_app: Celery, runtime: Runtime, delivery: Delivery) -> channels.SendOu
     channel = runtime.channels.channel(tag, delivery.target)
     if channel is None:
         return channels.SendOutcome(channels.FAILED, f"no apprise channel has tag '{tag}'")
+    title, body, html = _personalised(runtime, delivery, tag)
     return channels.send(
         channel,
-        title=delivery.title,
-        body=_personalised(runtime, delivery, tag),
+        title=title,
+        body=body,
+        html=html,
+        notify_type=str(delivery.payload.get("notify_type") or "info"),
         tries=settings.delivery_tries,
         first_backoff=settings.delivery_backoff,
         timeout=settings.send_timeout,
-        url_params=_ntfy_buttons(runtime, delivery) if channels.is_ntfy(channel) else None,
+        url_params=(
+            _ntfy_buttons(runtime, delivery)
+            if channels.is_ntfy(channel) and delivery.purpose in PAGES
+            else None
+        ),
     )
 
 
@@ -206,18 +224,24 @@ def _ntfy_buttons(runtime: Runtime, delivery: Delivery) -> dict[str, str]:
     return {"actions": answer_actions_header([(label, inbound) for label in labels], token=token)}
 
 
-def _personalised(runtime: Runtime, delivery: Delivery, tag: str) -> str:
-    """The message with this case's reply token and this channel's answer links."""
+def _personalised(runtime: Runtime, delivery: Delivery, tag: str) -> tuple[str, str, str]:
+    """Title, text and HTML with this case's reply token and this channel's answer links."""
     with transaction(runtime.engine) as session:
         row = session.get(Escalation, delivery.escalation_id)
         labels = [option["label"] for option in (row.options if row else [])]
         pipeline = row.pipeline if row else None
     key = runtime.answer_key
+    token = case_token(key, delivery.escalation_id, pipeline)
     links = answer_links(
         key, runtime.settings.resolved_public_url, delivery.escalation_id, labels, via=tag
     )
-    token = case_token(key, delivery.escalation_id, pipeline)
-    return fill_markers(delivery.body, token=token, links=links)
+    # The HTML part was escaped by its template: its markers carry escaped labels.
+    escaped = {html.escape(label): html.escape(url) for label, url in links.items()}
+    return (
+        fill_markers(delivery.title, token=token, links={}),
+        fill_markers(delivery.body, token=token, links=links),
+        fill_markers(str(delivery.payload.get("html") or ""), token=token, links=escaped),
+    )
 
 
 def deliver_one(app: Celery, runtime: Runtime, delivery_id: int) -> None:

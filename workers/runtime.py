@@ -41,7 +41,7 @@ class Runtime:
         config = self.settings.apprise_config
         if config is None:
             config = dev_apprise_config(self.settings, design_tags(self.design))
-        return ChannelBook(config)
+        return ChannelBook(config, key=self.answer_key)
 
     @cached_property
     def answer_key(self) -> str:

@@ -10,7 +10,7 @@ from typing import Any
 
 from celery import Celery, shared_task
 from celery.exceptions import Reject
-from sqlmodel import Session, col, update
+from sqlmodel import Session, col, select, update
 
 from models.db import transaction
 from models.store import (
@@ -21,7 +21,7 @@ from models.store import (
     due_deliveries,
     due_escalations,
 )
-from models.tables import Escalation
+from models.tables import Delivery, Escalation
 from workers import blockers, names
 from workers.answering import case_token, token_hash
 from workers.delivery import deliver_one, per_channel
@@ -33,7 +33,7 @@ from workers.wake_acks import acknowledge, redeliver_due, with_ack
 from workflows import routing
 from workflows.closing import close_case
 from workflows.errors import PacketRefused, PermanentError, ProbeError, StoreUnavailable
-from workflows.stage_results import Stage, StageResult
+from workflows.stage_results import PAGES, Stage, StageResult
 from workflows.stages import record_snapshot
 from workflows.states import State
 from workflows.wake_acks import ResumedVia
@@ -199,10 +199,21 @@ def close(self: Any, escalation_id: str) -> None:
         decision = decision_of(session, row.id)
         if decision is None:
             raise PermanentError(f"escalation {row.id} is decided but has no decision row")
+        paged = {
+            str(d.payload.get("tag"))
+            for d in session.exec(select(Delivery).where(Delivery.escalation_id == row.id))
+            # a page cancelled unsent asked nobody: its tag needs no notice
+            if d.purpose in PAGES and d.payload.get("tag") and d.state != "cancelled"
+        }
         result = close_case(
-            case_of(row), decision_spec(decision), current=current, probe_error=error, now=now
+            case_of(row),
+            decision_spec(decision),
+            current=current,
+            probe_error=error,
+            now=now,
+            paged=sorted(paged),
         )
-        return with_ack(runtime, result, wake_id=row.id, now=now)
+        return per_channel(runtime, with_ack(runtime, result, wake_id=row.id, now=now))
 
     finish(self.app, runtime, escalation_id, State.DECIDED, decide)
 

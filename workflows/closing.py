@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -17,6 +17,7 @@ from workflows.blocked_file import (
 from workflows.case import Case
 from workflows.intake import wake_queue
 from workflows.pipeline import command_record
+from workflows.resolution import resolution_notices
 from workflows.stage_results import (
     CaseUpdate,
     DecisionSpec,
@@ -66,8 +67,10 @@ def close_case(
     current: str | None,
     probe_error: str | None,
     now: datetime,
+    paged: Sequence[str] = (),
 ) -> StageResult:
-    """Stage 6: recheck the state, write the close entry and queue the wake-ups."""
+    """Stage 6: recheck the state, write the close entry, queue the wake-ups and a short
+    resolution notice to every tag that was `paged` for the case."""
     checked = recheck(case.snapshot, current, probe_error)
     if checked.changed and decision.resumes:
         outcome = Resolution.RECONCILE_FIRST  # acting on the answer needs a look first
@@ -92,7 +95,7 @@ def close_case(
         "clears": case.packet.get("blocked_on"),
         "work_discarded": [] if decision.resumes else remaining,
     }
-    outbound = _wake_ups(case, close, now=now)
+    outbound = _wake_ups(case, close, now=now) + resolution_notices(case, close, paged, now=now)
     return StageResult(
         state=check_transition(case.state, State.CLOSED),
         events=(EventSpec("closed", close),),

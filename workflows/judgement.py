@@ -92,8 +92,20 @@ class Judgement:
         return self.outcome is ReplyOutcome.DECIDED
 
 
-def judge(case: ReplyContext, *, option: str | None, text: str, responder: Responder) -> Judgement:
-    """Judge a reply that names an `option` (a button, a link, the API) or is free `text`."""
+def judge(
+    case: ReplyContext,
+    *,
+    option: str | None,
+    text: str,
+    responder: Responder,
+    confirmed: bool = True,
+    code: str = "",
+) -> Judgement:
+    """Judge a reply that names an `option` (a button, a link, the API) or is free `text`.
+
+    A link or the dashboard naming a destructive option passes `confirmed=False` until the
+    person has confirmed a second time; `code` goes into the hint to confirm in chat.
+    """
     raw = option if option is not None else text
     kinds = scan_text(raw)
     if kinds:
@@ -105,6 +117,14 @@ def judge(case: ReplyContext, *, option: str | None, text: str, responder: Respo
             withheld_marker(kinds),
         )
     match = understand(case, option, raw)
+    if (
+        match is not None
+        and option is not None
+        and not confirmed
+        and match.option is not None
+        and match.option.label in destructive_labels(case)
+    ):
+        match = ReplyMatch("decision", match.option, "option", needs_confirmation=True)
     if match is None:
         valid = ", ".join(o.label for o in case.options)
         return Judgement(
@@ -124,7 +144,10 @@ def judge(case: ReplyContext, *, option: str | None, text: str, responder: Respo
         if match.reason == "not_allowed":  # a command the caps no longer allow
             outcome = ReplyOutcome.OVER_CAP
         outcome = outcome or ReplyOutcome(match.kind)
-        return verdict(outcome, "Recorded. " + clarification(answers_now(case), match=match))
+        hint = clarification(answers_now(case), match=match, code=code)
+        if match.needs_confirmation and option is not None and match.option is not None:
+            hint = consequence(match.option)
+        return verdict(outcome, "Recorded. " + hint)
     if case.state not in OPEN_FOR_DECISION:
         return verdict(
             ReplyOutcome.TOO_EARLY,
@@ -171,6 +194,12 @@ def understand(case: ReplyContext, option: str | None, text: str) -> ReplyMatch 
             destructive=destructive,
         )
     return parse_reply(text, case.options, destructive=destructive)
+
+
+def consequence(option: Option) -> str:
+    """What a destructive answer does, as its second confirmation states it."""
+    what = f" {option.description.rstrip('.')}." if option.description else ""
+    return f"“{option.label}” cannot be undone.{what} Confirm once more to go ahead."
 
 
 def destructive_labels(case: ReplyContext) -> frozenset[str]:

@@ -1,4 +1,9 @@
-"""What the operator reads (SPEC §4): every message stands alone, secrets never appear."""
+"""What the operator reads (SPEC §4): every message stands alone, secrets never appear.
+
+Each channel gets the form it is read in (workflows/channel_kinds.py): chat and push a short
+phone-first message (the headline, one answer line with the code, one link to the case),
+mail a subject saying what is needed and the full text, with an HTML twin. Every fact once.
+"""
 
 from __future__ import annotations
 
@@ -7,18 +12,25 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from workflows.advisory import advisory, prompt_form, what_happens
+from workflows.advisory import advisory, what_happens
 from workflows.case import Case, Option
+from workflows.channel_kinds import notify_type_for
 from workflows.durations import format_duration
+from workflows.mail import Block, Item, as_html, as_text
+from workflows.stage_results import Reading
 from workflows.text import one_line
+
+SHORT_LIMIT = 1000  # characters a phone-first message keeps to, whatever the options
 
 
 @dataclass(frozen=True)
 class Message:
-    """A rendered notification: apprise's title and body."""
+    """A rendered notification: apprise's title, body, HTML twin (mail) and notify type."""
 
     title: str
     body: str
+    html: str = ""
+    notify_type: str = "info"
 
 
 @dataclass(frozen=True)
@@ -49,47 +61,89 @@ def fill_markers(text: str, *, token: str, links: Mapping[str, str]) -> str:
     return text
 
 
+def blocked_at(case: Case, at: datetime) -> datetime:
+    """When the run blocked (its case was raised): a follow-up says that, not when it is sent."""
+    return case.created_at or case.routed_at or at
+
+
 def headline(case: Case, options: Sequence[Option], *, at: datetime) -> list[str]:
     """The five headline lines, in order."""
     packet = case.packet
     attempted = "; ".join(str(step) for step in packet.get("attempted", []))
     return [
-        f"[escalate] blocked in {one_line(case.run_id)} on {at.isoformat(timespec='seconds')}",
+        f"[escalate] blocked in {one_line(case.run_id, 80)} on {at.isoformat(timespec='seconds')}",
         f"Q: {one_line(packet.get('requested_action', ''))}",
         f"Context: {one_line(packet.get('task_summary', ''))}",
         f"Attempted: {one_line(attempted)}",
-        f"Choices: {' | '.join(one_line(option.label) for option in options)}",
+        f"Choices: {one_line(' | '.join(one_line(o.label) for o in options), 200)}",
     ]
 
 
-def _evidence_lines(packet: Mapping[str, Any]) -> list[str]:
-    return [
-        f"- {entry.get('kind')}: {one_line(entry.get('ref', ''))}"
-        for entry in packet.get("evidence", [])
-        if isinstance(entry, Mapping)
+@dataclass(frozen=True)
+class _Note:
+    """Why this copy of the message is sent: a marked copy, or the follow-up."""
+
+    copy_for: str | None = None
+    follow_up: str = ""
+
+
+def _deadline(case: Case, route: RouteFacts, at: datetime) -> str:
+    deadline = (case.routed_at or at) + route.timeout
+    return deadline.isoformat(timespec="minutes")
+
+
+def _answer_line(reading: Reading) -> str:
+    if reading is Reading.CHAT:
+        return f"Answer: reply here with the code, then your choice: {TOKEN_MARKER} <choice>"
+    if reading is Reading.BUTTONS:
+        return f"Answer: tap a button, or open the case below (code {TOKEN_MARKER})"
+    return f"Answer: open the case below (code {TOKEN_MARKER})"
+
+
+def _fit(lines: list[str], limit: int) -> list[str]:
+    """Cut the headline's free-text lines (Context, Attempted, Q, Choices) until it fits."""
+    for index in (2, 3, 1, 4):
+        over = len("\n".join(lines)) - limit
+        if over <= 0:
+            break
+        prefix, _, text = lines[index].partition(": ")
+        lines[index] = f"{prefix}: {one_line(text, max(len(text) - over, 20))}"
+    return lines
+
+
+def _short(
+    case: Case, route: RouteFacts, note: _Note, *, public_url: str, at: datetime, reading: Reading
+) -> Message:
+    lines = headline(case, case.options, at=blocked_at(case, at))
+    if note.copy_for:
+        lines.append(f"COPY: {one_line(note.copy_for, 60)} decides this case.")
+    if note.follow_up:
+        lines.append(note.follow_up)
+    lines += [
+        f"If nobody answers by {_deadline(case, route, at)}, {what_happens(route.timeout_action)}.",
+        _answer_line(reading),
+        f"Case: {public_url}/dashboard/cases/{case.id}",
     ]
-
-
-def _advisory_lines(case: Case, route: RouteFacts, *, at: datetime) -> list[str]:
-    """The dashboard advisory and the phone-sized prompt form (SPEC §4); a pipeline's caps."""
-    advice = advisory(case)
-    form = prompt_form(
-        case, timeout_action=route.timeout_action, deadline=(case.routed_at or at) + route.timeout
+    kind = "follow-up " + case.packet_id + ": " if note.follow_up else ""
+    prefix = "[copy] " if note.copy_for else ""
+    title = f"{prefix}[escalate] {kind}Decision needed ({route.severity}) · {TOKEN_MARKER}"
+    return Message(
+        title=title,
+        body="\n".join(_fit(lines, SHORT_LIMIT)),
+        notify_type=notify_type_for(route.severity),
     )
-    more = f" (+{form.more} more below)" if form.more else ""
-    lines = [
-        "",
-        f"Summary: {advice['summary']}",
-        f"Recommended: {advice['recommended_action']}",
-        "",
-        f"On a phone: {form.question}",
-        f"  Answers: {' | '.join(button.text for button in form.options)}{more}",
-        f"  {form.default}",
-    ]
+
+
+def _pipeline_lines(case: Case) -> list[str]:
     pipeline = case.pipeline
     if not pipeline:
-        return lines
-    lines.append(one_line(pipeline.get("note", ""), 300))
+        return []
+    advice = advisory(case)
+    lines = [
+        one_line(pipeline.get("note", ""), 300),
+        f"Summary: {advice['summary']}",
+        f"Recommended: {advice['recommended_action']}",
+    ]
     unusable = [
         f"{name}: {reading.get('status')}"
         + (f" ({reading['error']})" if "error" in reading else "")
@@ -101,68 +155,145 @@ def _advisory_lines(case: Case, route: RouteFacts, *, at: datetime) -> list[str]
     return lines
 
 
-def render_notification(
-    case: Case, route: RouteFacts, *, public_url: str, at: datetime, copy_for: str | None = None
-) -> Message:
-    """The first notification; `copy_for` names the primary when this is a marked copy."""
+def _mail_blocks(
+    case: Case, route: RouteFacts, note: _Note, *, public_url: str, at: datetime
+) -> list[Block]:
     packet = case.packet
-    lines = headline(case, case.options, at=at)
-    if copy_for:
-        lines += ["", f"COPY for your information: {copy_for} decides this case."]
-    lines += [
-        "",
-        f"Severity: {route.severity} · trigger: {packet.get('trigger_type')}",
+    opening = [
+        f"Decision needed in {one_line(case.run_id)}, blocked since "
+        f"{blocked_at(case, at).isoformat(timespec='seconds')}."
+    ]
+    if note.copy_for:
+        opening.append(f"COPY for your information: {note.copy_for} decides this case.")
+    if note.follow_up:
+        opening.append(note.follow_up)
+    attempted = "; ".join(str(step) for step in packet.get("attempted", []))
+    facts = [
+        f"Question: {one_line(packet.get('requested_action', ''), 600)}",
+        f"Context: {one_line(packet.get('task_summary', ''), 600)}",
+        f"Attempted: {one_line(attempted, 600)}",
         f"Blocked on: {one_line(packet.get('blocked_on', ''), 400)}",
         f"Failure: {one_line(packet.get('trigger_detail', ''), 400)}",
+        f"Trigger: {packet.get('trigger_type')}",
     ]
     for key in ("phase", "component"):
         if isinstance(packet.get(key), str):
-            lines.append(f"{key.capitalize()}: {one_line(packet[key])}")
+            facts.append(f"{key.capitalize()}: {one_line(packet[key])}")
+    facts += _pipeline_lines(case)
     found = [line for line in case.pipeline.get("diagnostics") or [] if isinstance(line, str)]
     if found:  # what the pipeline's own state files said (SPEC §6), one line each
-        lines += ["", "From the state files:", *(f"- {one_line(line, 300)}" for line in found)]
-    lines += _advisory_lines(case, route, at=at)
-    lines += ["", "Evidence:", *_evidence_lines(packet), "", "Options:"]
-    lines += [
-        f"- {option.label}"
-        + (f" — {one_line(option.description, 120)}" if option.description else "")
+        facts += ["From the state files:", *(f"- {one_line(line, 300)}" for line in found)]
+    evidence = tuple(
+        Item(f"{entry.get('kind')}: {one_line(entry.get('ref', ''))}")
+        for entry in packet.get("evidence", [])
+        if isinstance(entry, Mapping)
+    )
+    options = tuple(
+        Item(
+            one_line(option.label)
+            + (f" — {one_line(option.description, 160)}" if option.description else ""),
+            link_marker(option.label),
+        )
         for option in case.options
+    )
+    example = case.options[0].label if case.options else "approve"
+    blocks = [Block(tuple(opening)), Block(tuple(facts))]
+    if evidence:
+        blocks.append(Block(heading="Evidence:", items=evidence))
+    blocks += [
+        Block(heading="Options:", items=options),
+        Block(
+            (
+                "How to answer: open an option's link above (it asks before it decides), "
+                f"the case page {public_url}/dashboard/cases/{case.id}, "
+                f"or run: escalate reply {case.id} {example}",
+            )
+        ),
+        Block(
+            (
+                f"While waiting the run is {route.waiting_behavior}. If nobody decides by "
+                f"{_deadline(case, route, at)} (within {format_duration(route.timeout)}), "
+                f"{what_happens(route.timeout_action)}.",
+                f"Case {case.id} · packet {case.packet_id} · design {route.design} · "
+                f"code {TOKEN_MARKER}",
+            )
+        ),
     ]
-    answer = case.options[0].label if case.options else "approve"
-    lines += [
-        "",
-        "How to answer:",
-        f"- reply on this channel starting with the code: {TOKEN_MARKER} {answer}",
-        "- or open a link:",
-        *(f"  {one_line(option.label)}: {link_marker(option.label)}" for option in case.options),
-        f"- or the dashboard: {public_url}/dashboard/cases/{case.id}",
-        f"- or: escalate reply {case.id} {answer}",
-        f"- details: GET {public_url}/v1/escalations/{case.id} (operator token)",
-        "",
-        f"While waiting the run is {route.waiting_behavior}. If nobody decides within "
-        f"{format_duration(route.timeout)}, {what_happens(route.timeout_action)}.",
-        f"Case {case.id} · packet {case.packet_id} · design {route.design}",
-    ]
-    prefix = "[copy] " if copy_for else ""
-    title = f"{prefix}[escalate] {route.severity}: {one_line(packet.get('blocked_on', ''), 100)}"
-    return Message(title=title, body="\n".join(lines))
+    return blocks
+
+
+def _mail(case: Case, route: RouteFacts, note: _Note, *, public_url: str, at: datetime) -> Message:
+    question = one_line(case.packet.get("requested_action", ""), 100)
+    kind = f"follow-up {case.packet_id}: " if note.follow_up else ""
+    prefix = "[copy] " if note.copy_for else ""
+    title = (
+        f"{prefix}[escalate] {kind}Decision needed ({route.severity}): {question} · {TOKEN_MARKER}"
+    )
+    blocks = _mail_blocks(case, route, note, public_url=public_url, at=at)
+    return Message(
+        title=title,
+        body=as_text(blocks),
+        html=as_html(title, blocks),
+        notify_type=notify_type_for(route.severity),
+    )
+
+
+def _render(
+    case: Case, route: RouteFacts, note: _Note, *, public_url: str, at: datetime, reading: Reading
+) -> Message:
+    if reading is Reading.MAIL:
+        return _mail(case, route, note, public_url=public_url, at=at)
+    return _short(case, route, note, public_url=public_url, at=at, reading=reading)
+
+
+def render_notification(
+    case: Case,
+    route: RouteFacts,
+    *,
+    public_url: str,
+    at: datetime,
+    copy_for: str | None = None,
+    reading: Reading = Reading.MAIL,
+) -> Message:
+    """The first notification; `copy_for` names the primary when this is a marked copy."""
+    return _render(
+        case, route, _Note(copy_for=copy_for), public_url=public_url, at=at, reading=reading
+    )
 
 
 def render_follow_up(
-    case: Case, route: RouteFacts, *, public_url: str, at: datetime, next_tier: bool = False
+    case: Case,
+    route: RouteFacts,
+    *,
+    public_url: str,
+    at: datetime,
+    next_tier: bool = False,
+    reading: Reading = Reading.MAIL,
 ) -> Message:
-    """The one follow-up: cites the packet id and says the window passed."""
-    first = render_notification(case, route, public_url=public_url, at=at)
+    """The one follow-up: cites the packet, says the window passed, still stands alone."""
     note = (
         f"FOLLOW-UP on packet {case.packet_id}: the response window "
         f"({format_duration(route.window)}) passed with no decision."
     )
     if next_tier:
         note += " You are paged as the next tier."
-    return Message(
-        title=f"[escalate] follow-up {case.packet_id}: window passed",
-        body=note + "\n\n" + first.body,
+    return _render(
+        case, route, _Note(follow_up=note), public_url=public_url, at=at, reading=reading
     )
+
+
+def every_form(render: Any, *args: Any, **kwargs: Any) -> dict[str, dict[str, str]]:
+    """The message in each form, keyed by Reading, as the outbox payload carries it."""
+    forms = {}
+    for reading in Reading:
+        message = render(*args, reading=reading, **kwargs)
+        forms[reading.value] = {
+            "title": message.title,
+            "body": message.body,
+            "html": message.html,
+            "notify_type": message.notify_type,
+        }
+    return forms
 
 
 def render_delivery_failure(case: Case, *, target: str, attempts: int, error: str) -> str:

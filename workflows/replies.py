@@ -138,13 +138,19 @@ _WHY = {
 
 
 def clarification(
-    options: Sequence[Option], commands: Iterable[str] = (), *, match: ReplyMatch | None = None
+    options: Sequence[Option],
+    commands: Iterable[str] = (),
+    *,
+    match: ReplyMatch | None = None,
+    code: str = "",
 ) -> str:
-    """What to answer the operator when a reply did not decide: the valid answers, and why."""
+    """What to answer the operator when a reply did not decide: the valid answers, and why.
+    With the case's `code`, the hint to confirm is the whole reply to send."""
     answers = ", ".join([o.label for o in options] + list(commands)) or "(none)"
     if match is not None and match.needs_confirmation:
         name = match.command if match.option is None else match.option.label
-        return f'{name} cannot be undone: reply "CONFIRM {name}" to go ahead, or one of: {answers}.'
+        reply = f"{code} CONFIRM {name}" if code else f"CONFIRM {name}"
+        return f'{name} cannot be undone: reply "{reply}" to go ahead, or one of: {answers}.'
     if match is not None and match.reason == "not_allowed":
         name = match.command or (match.option.label if match.option else "That")
         why = f"{name} cannot be used now"

@@ -7,7 +7,7 @@ from typing import Any
 
 from workflows.case import Case
 from workflows.design import Design
-from workflows.notifications import RouteFacts, render_follow_up, render_notification
+from workflows.notifications import RouteFacts, every_form, render_follow_up, render_notification
 from workflows.packet_checks import check_packet
 from workflows.stage_results import (
     SYSTEM,
@@ -16,6 +16,7 @@ from workflows.stage_results import (
     EventSpec,
     Outbound,
     Purpose,
+    Reading,
     Role,
     Stage,
     StageResult,
@@ -55,19 +56,23 @@ def route_case(case: Case, design: Design, *, public_url: str, now: datetime) ->
     facts = route_facts(design, case)
     tier = design.tier(facts.severity)
     notify = [
-        Outbound(
+        _page(
             Purpose.NOTIFY,
-            Via.APPRISE,
             tier.recipient.primary,
             Role.PRIMARY,
-            *_message(render_notification(case, facts, public_url=public_url, at=now)),
+            every_form(render_notification, case, facts, public_url=public_url, at=now),
         )
     ]
     for tag in tier.recipient.copies:
-        message = render_notification(
-            case, facts, public_url=public_url, at=now, copy_for=tier.recipient.primary
+        forms = every_form(
+            render_notification,
+            case,
+            facts,
+            public_url=public_url,
+            at=now,
+            copy_for=tier.recipient.primary,
         )
-        notify.append(Outbound(Purpose.NOTIFY, Via.APPRISE, tag, Role.COPY, *_message(message)))
+        notify.append(_page(Purpose.NOTIFY, tag, Role.COPY, forms))
     events = [EventSpec("validated", {"warnings": list(result.warnings)})]
     if tier.waiting_behavior.value != facts.waiting_behavior:
         events.append(
@@ -105,23 +110,20 @@ def follow_up(case: Case, design: Design, *, public_url: str, now: datetime) -> 
     facts = route_facts(design, case)
     tier = design.tier(facts.severity)
     outbound = [
-        Outbound(
+        _page(
             Purpose.FOLLOW_UP,
-            Via.APPRISE,
             tier.recipient.primary,
             Role.PRIMARY,
-            *_message(render_follow_up(case, facts, public_url=public_url, at=now)),
+            every_form(render_follow_up, case, facts, public_url=public_url, at=now),
         )
     ]
     if tier.next_tier is not None:
         next_primary = design.tier(tier.next_tier).recipient.primary
         if next_primary != tier.recipient.primary:
-            message = render_follow_up(case, facts, public_url=public_url, at=now, next_tier=True)
-            outbound.append(
-                Outbound(
-                    Purpose.FOLLOW_UP, Via.APPRISE, next_primary, Role.NEXT_TIER, *_message(message)
-                )
+            forms = every_form(
+                render_follow_up, case, facts, public_url=public_url, at=now, next_tier=True
             )
+            outbound.append(_page(Purpose.FOLLOW_UP, next_primary, Role.NEXT_TIER, forms))
     routed_at = case.routed_at or now
     return StageResult(
         state=check_transition(case.state, State.FOLLOWED_UP),
@@ -193,11 +195,8 @@ def hold(
             paged.add(primary)
             chain.append(primary)
         above = design.tier(above).next_tier
-    message = render_follow_up(case, facts, public_url=public_url, at=now, next_tier=True)
-    outbound = tuple(
-        Outbound(Purpose.FOLLOW_UP, Via.APPRISE, target, Role.NEXT_TIER, *_message(message))
-        for target in chain
-    )
+    forms = every_form(render_follow_up, case, facts, public_url=public_url, at=now, next_tier=True)
+    outbound = tuple(_page(Purpose.FOLLOW_UP, target, Role.NEXT_TIER, forms) for target in chain)
     return StageResult(
         state=State.FOLLOWED_UP,
         events=(
@@ -212,5 +211,7 @@ def hold(
     )
 
 
-def _message(message: Any) -> tuple[str, str]:
-    return message.title, message.body
+def _page(purpose: Purpose, tag: str, role: Role, forms: dict[str, Any]) -> Outbound:
+    """A page to a tag in every form; each channel's row keeps its own (workers/delivery.py)."""
+    mail = forms[Reading.MAIL]
+    return Outbound(purpose, Via.APPRISE, tag, role, mail["title"], mail["body"], {"forms": forms})

@@ -35,6 +35,7 @@ class Purpose(StrEnum):
     UNBLOCK = "unblock"  # a shell loop's BLOCKED.md becomes DECISION.md
     COMMAND_FILE = "command_file"  # a pipeline orchestrator's command file
     REQUEST_FILE = "request_file"  # a JobClaw request file, resolved or expired
+    RESOLUTION = "resolution"  # every paged channel told how the case ended
 
 
 PAGES = frozenset({Purpose.NOTIFY, Purpose.FOLLOW_UP})  # rows that ask a person to decide
@@ -47,6 +48,15 @@ class Via(StrEnum):
     CELERY = "celery"
     WEBHOOK = "webhook"
     FILE = "file"
+
+
+class Reading(StrEnum):
+    """How a channel is read, so what form its message takes (workflows/channel_kinds.py)."""
+
+    CHAT = "chat"  # short; a reply on the channel answers
+    BUTTONS = "buttons"  # short; the notification's buttons answer (ntfy)
+    PUSH = "push"  # short; no way back on the channel: the case page answers
+    MAIL = "mail"  # a subject, the full text and an HTML part; links answer
 
 
 class Role(StrEnum):

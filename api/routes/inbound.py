@@ -49,17 +49,22 @@ def _from_platform(
         return JSONResponse({"ignored": ignored.reason}, 200)
     if isinstance(message, dict):  # Slack's url_verification challenge
         return JSONResponse(message, 200)
-    return _answered(runtime, limiter, message, caller)
+    try:
+        return _answered(runtime, limiter, message, caller)
+    except Ignored as ignored:  # chatter: a 2xx, so the platform does not resend it
+        return JSONResponse({"ignored": ignored.reason}, 200)
 
 
-@router.post("/v1/inbound/text", responses={409: {"model": InboundAnswer}})
+@router.post(
+    "/v1/inbound/text", response_model=InboundAnswer, responses={409: {"model": InboundAnswer}}
+)
 def inbound_text(
     body: InboundTextCreate,
     runtime: RuntimeDep,
     limiter: LimiterDep,
     response: Response,
     holder: OperatorHolder,
-) -> InboundAnswer:
+) -> Any:
     """A reply from any chat bridge: the text starts with the case's code."""
     if body.text is None or not body.text.strip():
         raise InvalidInput("no text: send {text, channel, sender}")
@@ -71,7 +76,10 @@ def inbound_text(
         message_id=body.message_id or "",
     )
     # Throttled per token holder: a bridge's reported channel and sender are its own words.
-    result = route_reply(runtime, limiter, message, caller=f"token:{holder.identity}")
+    try:
+        result = route_reply(runtime, limiter, message, caller=f"token:{holder.identity}")
+    except Ignored as ignored:  # a bridge may forward every line: chatter is not an error
+        return JSONResponse({"ignored": ignored.reason}, 200)
     response.status_code = status_of(result)
     return inbound_answer(result)
 

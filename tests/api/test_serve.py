@@ -174,7 +174,7 @@ def test_an_answer_link_over_real_http_asks_on_get_and_decides_once_on_post(
     created = server.client().raise_({**valid_packet(), "packet_id": "esc-serve-link"})
     sink.wait_for(lambda got: any(r.path == "/ops" for r in got))
     message = sink.posts("/ops")[0].body["message"]
-    [link] = re.findall(r"^  approve: (http\S+)$", message, flags=re.M)
+    [link] = re.findall(r"^- approve(?: — .*)?\n  (http\S+)$", message, flags=re.M)
     # A link previewer's GET decides nothing
     assert httpx.get(link).status_code == 200
     assert server.client().get(created["id"])["decision"] is None
@@ -183,3 +183,32 @@ def test_an_answer_link_over_real_http_asks_on_get_and_decides_once_on_post(
     closed = wait_for(server.client(), created["id"], "closed")
     assert closed["decision"]["channel"] == "link"
     assert httpx.post(link).status_code == 409
+
+
+def test_serve_refuses_to_start_when_a_design_tag_has_no_usable_channel(
+    server: Server, tmp_path: Path, sink: HttpSink
+) -> None:
+    # Given a config whose only `pager` URL needs a package this machine lacks (slixmpp),
+    # and a tag the design names that no URL carries at all (ops-low)
+    host = sink.url.removeprefix("http://")
+    lines = ["urls:", "  - xmpp://bot:secret@127.0.0.1/ops@example.com:", "      tag: pager"]
+    for tag in ("ops", "ops-log", "oncall"):
+        lines += [f"  - json://{host}/{tag}:", f"      tag: {tag}"]
+    config = tmp_path / "partial.yaml"
+    config.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    # When serve starts
+    done = subprocess.run(
+        [ESCALATE, "serve"],
+        env={**server.env, "ESCALATE_APPRISE_CONFIG": str(config)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    # Then it refuses, naming each tag and what is missing; nothing was started
+    assert done.returncode == 1, done.stdout
+    assert "tag 'pager' has no usable channel: xmpp:// needs the Python package slixmpp" in (
+        done.stderr
+    )
+    assert f"tag 'ops-low' has no usable channel: no URL in {config} has this tag" in done.stderr
+    assert "secret" not in done.stderr
+    assert server.processes() == []

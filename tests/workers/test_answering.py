@@ -42,13 +42,14 @@ def notified(
 
 
 def code_in(message: str) -> str:
-    found = re.search(r"starting with the code: (\S+) ", message)
+    found = re.search(r" · code ([0-9A-Z]{10})$", message, flags=re.M)
     assert found, message
     return found.group(1)
 
 
 def links_in(message: str) -> dict[str, str]:
-    return dict(re.findall(r"^  (\S+): (http\S+/a/\S+)$", message, flags=re.M))
+    """Each option's link, on the line below the option ("- label — description")."""
+    return dict(re.findall(r"^- (\S+)(?: — .*)?\n  (http\S+/a/\S+)$", message, flags=re.M))
 
 
 def test_the_code_in_the_notification_routes_a_chat_reply(
@@ -90,7 +91,7 @@ def test_the_code_in_the_notification_routes_a_chat_reply(
     ("body", "status"),
     [
         ({"text": "ZZZZZZZZZZ approve", "channel": "c", "sender": "s"}, 404),
-        ({"text": "approve", "channel": "c", "sender": "s"}, 404),
+        ({"text": "approve", "channel": "c", "sender": "s"}, 200),  # chatter: ignored
         ({"text": "", "channel": "c", "sender": "s"}, 422),
         ({"channel": "c", "sender": "s"}, 422),
     ],
@@ -295,6 +296,44 @@ def test_a_slack_reply_decides_once_even_when_slack_retries(
 
 
 @pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+def test_chatter_is_ignored_with_a_2xx_and_never_counts_as_a_guess(
+    service: Harness, platform_api: TestClient
+) -> None:
+    import json
+
+    case_id, message = notified(service, "esc-chatter-1")
+
+    def said(text: str, index: int) -> Any:
+        event = {
+            "type": "event_callback",
+            "event": {
+                "type": "message",
+                "user": "U7",
+                "client_msg_id": f"chat-{index}",
+                "channel": "C1",
+                "ts": f"{index}.0",
+                "text": text,
+            },
+        }
+        return slack_post(platform_api, json.dumps(event).encode())
+
+    # Given a busy channel: twenty lines of ordinary chat in a minute, on Slack and a bridge
+    for index in range(20):
+        chat = said(f"lunch at {index}? approve of the new room", index)
+        assert chat.status_code == 200 and "ignored" in chat.json(), chat.json()
+        bridged = platform_api.post(
+            "/v1/inbound/text",
+            headers=OPERATOR,
+            json={"text": "sounds good", "channel": "mm", "sender": "U7"},
+        )
+        assert bridged.status_code == 200 and "ignored" in bridged.json()
+    # When the same person then answers with the code / Then it decides: no 429
+    answer = said(f"{code_in(message)} approve", 99)
+    assert answer.status_code == 200 and answer.json()["outcome"] == "decided", answer.json()
+    assert service.decisions(case_id)[0].decided_by == "slack:U7"
+
+
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
 def test_a_telegram_reply_needs_the_secret_and_counts_once(
     service: Harness, platform_api: TestClient
 ) -> None:
@@ -379,10 +418,39 @@ def test_a_destructive_option_takes_an_explicit_confirm(service: Harness, api: T
 
     first = say("wipe")
     assert first.status_code == 200 and first.json()["outcome"] == "needs_confirmation"
-    assert 'reply "CONFIRM wipe"' in first.json()["message"]
+    # the hint is the whole reply to send, code included
+    assert f'reply "{code} CONFIRM wipe"' in first.json()["message"]
     assert service.decisions(case_id) == []
     confirmed = say("CONFIRM wipe")
     assert confirmed.status_code == 200 and confirmed.json()["outcome"] == "decided"
+    assert service.decisions(case_id)[0].option == "wipe"
+
+
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+def test_a_destructive_link_shows_its_consequence_and_takes_a_second_confirmation(
+    service: Harness, api: TestClient
+) -> None:
+    import httpx
+
+    # Given a case whose `wipe` is destructive, and its one-click link
+    case_id, message = notified(
+        service,
+        "esc-confirm-link",
+        options=[{"label": "wipe", "description": "drop the table", "destructive": True}, "keep"],
+    )
+    path = httpx.URL(links_in(message)["wipe"]).path
+    # When it is opened, the page warns and says what it does
+    opened = api.get(path)
+    assert opened.status_code == 200
+    assert "cannot be undone" in opened.text and "drop the table" in opened.text
+    # And pressing its button does not decide: a second page asks once more
+    first = api.post(path)
+    assert first.status_code == 200 and "This cannot be undone" in first.text
+    assert 'name="confirmed" value="wipe"' in first.text
+    assert service.decisions(case_id) == []
+    # Then only the second confirmation decides
+    second = api.post(path, data={"confirmed": "wipe"})
+    assert second.status_code == 200 and "Decided: wipe." in second.text, second.text
     assert service.decisions(case_id)[0].option == "wipe"
 
 

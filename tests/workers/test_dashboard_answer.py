@@ -41,3 +41,25 @@ def test_an_operator_decides_from_the_dashboard(service: Harness, api: TestClien
     assert "Decided: approve by dashboard:operator at " in again.text
     closed = api.get("/dashboard").text
     assert "Recently closed" in closed and "/answer?" not in closed.split("Recently closed")[1]
+
+
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+def test_stopping_a_critical_case_from_the_dashboard_takes_a_second_confirmation(
+    service: Harness, api: TestClient
+) -> None:
+    # Given a critical case: its `deny` stops the run, so it is destructive
+    service.send({**valid_packet(), "packet_id": "dash-deny", "severity": "critical",
+                  "waiting_behavior": "paused"})  # fmt: skip
+    case = service.case("run-8842", "dash-deny")
+    service.in_state(case.id, "awaiting", "followed_up")
+    api.post("/dashboard/login", data={"token": "op-token", "name": "Ana"})
+    deny = f"/dashboard/cases/{case.id}/answer?option=deny"
+    # When the operator opens and presses it
+    assert "cannot be undone" in api.get(deny).text
+    first = api.post(deny)
+    # Then a second page states the consequence and nothing is decided yet
+    assert first.status_code == 200 and "This cannot be undone" in first.text
+    assert service.decisions(case.id) == []
+    second = api.post(deny, data={"confirmed": "deny"})
+    assert second.status_code == 200 and "Decided: deny." in second.text
+    assert service.decisions(case.id)[0].option == "deny"

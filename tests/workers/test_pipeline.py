@@ -107,7 +107,11 @@ def test_a_pipeline_escalates_from_its_state_folder_and_its_command_is_recorded(
     assert accepted_at is not None and written <= accepted_at.timestamp() * 1e9
     service.sink.wait_for(lambda got: any("phase-4" in r.body["message"] for r in got))
     message = next(r.body["message"] for r in service.sink.posts("/oncall"))
-    assert "Choices: RESET_EXECUTION | RESET_PHASE | RESET_REVIEWER | PROCEED | STOP" in message
+    options = [line.split(" — ")[0] for line in message.splitlines() if line.startswith("- ")]
+    assert options[-5:] == [
+        f"- {label}"
+        for label in ("RESET_EXECUTION", "RESET_PHASE", "RESET_REVIEWER", "PROCEED", "STOP")
+    ]
     assert f"Summary: {summary['summary']}" in message
     assert "Unreadable state files: reviewer_output.json: malformed" in message
     assert "the default applies: STOP" in message
@@ -149,7 +153,7 @@ def test_the_service_count_holds_the_cap_when_the_file_is_stale(
     message = next(
         r.body["message"] for r in service.sink.posts() if packet_id in r.body["message"]
     )
-    assert "Q: Reset cap reached for phase 4; choose how the pipeline goes on" in message
+    assert "Question: Reset cap reached for phase 4; choose how the pipeline goes on" in message
     assert "only PROCEED and STOP execute" in message
     assert f"NUCLEAR_RESET — (Nuclear Reset) Wipe and re-plan. {NUCLEAR_WARNING}" in message
     assert "RESET_EXECUTION" not in message.split("How to answer:")[0].split("Options:")[1]

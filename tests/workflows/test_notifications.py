@@ -12,6 +12,7 @@ from models.design_file import load_design
 from workflows.case import Case, Option, parse_options
 from workflows.examples import valid_packet
 from workflows.notifications import (
+    SHORT_LIMIT,
     Message,
     RouteFacts,
     fill_markers,
@@ -22,6 +23,7 @@ from workflows.notifications import (
     render_notification,
 )
 from workflows.routing import route_facts
+from workflows.stage_results import Reading
 from workflows.states import State
 
 DESIGN = load_design(Path(__file__).resolve().parents[2] / "examples" / "design.yaml")
@@ -73,11 +75,6 @@ def test_given_the_valid_packet_then_the_headline_is_five_exact_lines() -> None:
     case = make_case()
     # Then
     assert headline(case, case.options, at=AT) == HEADLINE
-
-
-def test_the_body_opens_with_the_headline() -> None:
-    # Given the first notification / Then its first five lines are the headline, in order
-    assert render().body.splitlines()[:5] == HEADLINE
 
 
 @pytest.mark.parametrize(
@@ -132,75 +129,152 @@ def test_the_choices_line_lists_every_option_label_in_order() -> None:
     assert headline(make_case(), options, at=AT)[4] == "Choices: Retry | Skip the step | Stop"
 
 
-# --- the rest of the first notification ------------------------------------------------------
+SHORT = (Reading.CHAT, Reading.BUTTONS, Reading.PUSH)
 
 
-def test_the_body_states_severity_trigger_blocked_point_and_failure_text() -> None:
-    body = render().body.splitlines()
-    packet = valid_packet()
-    assert "Severity: medium · trigger: uncertain" in body
-    assert f"Blocked on: {packet['blocked_on']}" in body
-    assert f"Failure: {packet['trigger_detail']}" in body
+def test_a_short_message_opens_with_the_headline() -> None:
+    # Given any phone-first form / Then its first five lines are the headline, in order
+    for reading in SHORT:
+        assert render(reading=reading).body.splitlines()[:5] == HEADLINE
 
 
-def test_given_phase_and_component_then_they_are_stated() -> None:
-    # Given a pipeline packet that names the failed phase and component (§4, §6)
-    packet = {**valid_packet(), "phase": "3: migrate\ncustomers", "component": "executor"}
-    body = render(make_case(packet)).body.splitlines()
-    assert "Phase: 3: migrate customers" in body
-    assert "Component: executor" in body
-
-
-def test_without_phase_or_component_then_neither_line_appears() -> None:
-    body = render().body
-    assert "Phase:" not in body
-    assert "Component:" not in body
-
-
-def test_the_evidence_references_are_listed_with_their_kinds() -> None:
-    body = render().body.splitlines()
-    start = body.index("Evidence:")
-    assert body[start + 1 : start + 3] == [
-        "- log: logs/migrate-run-8842.log",
-        "- artifact: artifacts/orphan-ids.csv",
+def test_a_short_message_is_the_headline_the_default_one_answer_line_and_one_case_link() -> None:
+    lines = render(reading=Reading.CHAT).body.splitlines()
+    assert lines[5:] == [
+        "If nobody answers by 2026-10-16T11:30+00:00, the default applies: queue.",
+        "Answer: reply here with the code, then your choice: {{reply_token}} <choice>",
+        f"Case: {PUBLIC_URL}/dashboard/cases/{CASE_ID}",
     ]
 
 
-def test_each_option_is_listed_with_its_one_line_description() -> None:
-    # Given options with and without descriptions
+@pytest.mark.parametrize(
+    ("reading", "answer"),
+    [
+        (
+            Reading.CHAT,
+            "Answer: reply here with the code, then your choice: {{reply_token}} <choice>",
+        ),
+        (Reading.BUTTONS, "Answer: tap a button, or open the case below (code {{reply_token}})"),
+        (Reading.PUSH, "Answer: open the case below (code {{reply_token}})"),
+    ],
+)
+def test_how_to_answer_names_only_the_ways_that_channel_has(reading: Reading, answer: str) -> None:
+    body = render(reading=reading).body
+    assert answer in body.splitlines()
+    if reading is not Reading.CHAT:
+        assert "reply here" not in body
+
+
+@pytest.mark.parametrize("count", [1, 2, 7, 40])
+def test_a_short_message_stays_under_1000_characters_whatever_the_options(count: int) -> None:
+    # Given long text everywhere and many long options
+    packet = {**valid_packet(), "run_id": "r" * 300, "requested_action": "why " * 300}
+    packet["task_summary"] = "ctx " * 300
+    packet["attempted"] = ["step " * 100] * 5
+    options = parse_options([f"option number {i} " + "x" * 60 for i in range(count)])
+    case = make_case(packet, options=options)
+    for reading in SHORT:
+        for message in (
+            render(case, reading=reading),
+            render(case, reading=reading, copy_for="ops-" + "o" * 200),
+            render_follow_up(
+                case, FACTS, public_url=PUBLIC_URL, at=AT, next_tier=True, reading=reading
+            ),
+        ):
+            # Then it fits, each option label appears once at most, the answer line is kept
+            assert len(message.body) <= SHORT_LIMIT, (reading, len(message.body))
+            assert message.body.count("option number 0") == 1
+            assert "{{reply_token}}" in message.body
+            assert message.body.splitlines()[-1].startswith("Case: ")
+
+
+def test_a_short_message_says_each_fact_once() -> None:
+    body = render(reading=Reading.PUSH).body
+    packet = valid_packet()
+    assert body.count(packet["requested_action"]) == 1
+    assert body.count("approve") == 1 and body.count("deny") == 1
+    assert body.count(PUBLIC_URL) == 1
+
+
+def test_the_short_title_says_a_decision_is_needed_its_severity_and_the_code() -> None:
+    assert render(reading=Reading.CHAT).title == (
+        "[escalate] Decision needed (medium) · {{reply_token}}"
+    )
+
+
+@pytest.mark.parametrize(
+    ("severity", "kind"),
+    [("low", "info"), ("medium", "info"), ("high", "warning"), ("critical", "failure")],
+)
+def test_the_notify_type_follows_severity(severity: str, kind: str) -> None:
+    facts = RouteFacts(severity, timedelta(hours=1), timedelta(hours=2), "queue", "paused", "d")
+    for reading in Reading:
+        assert render(facts=facts, reading=reading).notify_type == kind
+
+
+# --- mail -------------------------------------------------------------------------------------
+
+
+def test_the_mail_subject_says_what_is_needed_with_severity_question_and_code() -> None:
+    assert render().title == (
+        "[escalate] Decision needed (medium): Skip the 3 orphan records, or create placeholder "
+        "customers for them? · {{reply_token}}"
+    )
+
+
+def test_the_mail_subject_is_one_line_and_cuts_the_question_at_100_characters() -> None:
+    packet = {**valid_packet(), "requested_action": "x\ny " * 80}
+    title = render(make_case(packet)).title
+    assert "\n" not in title
+    question = title.removeprefix("[escalate] Decision needed (medium): ").split(" · ")[0]
+    assert len(question) == 100 and question.endswith("…")
+
+
+def test_the_mail_text_states_each_fact_once_on_its_own_line() -> None:
+    packet = valid_packet()
+    body = render().body
+    lines = body.splitlines()
+    for line in (
+        f"Question: {packet['requested_action']}",
+        f"Context: {packet['task_summary']}",
+        f"Blocked on: {packet['blocked_on']}",
+        f"Failure: {packet['trigger_detail']}",
+        "Trigger: uncertain",
+        "- log: logs/migrate-run-8842.log",
+        "- artifact: artifacts/orphan-ids.csv",
+    ):
+        assert line in lines
+    assert body.count(packet["requested_action"]) == 1
+    assert body.count(packet["blocked_on"]) == 1
+    assert lines[-1] == (
+        f"Case {CASE_ID} · packet esc-2026-10-16-005 · design example v3 · code {{{{reply_token}}}}"
+    )
+
+
+def test_each_option_is_listed_once_with_its_description_and_its_own_link() -> None:
     options = parse_options(
         [
             {"label": "Use backup", "value": "backup", "description": "Restore\nlast night."},
             "retry",
         ]
     )
-    body = render(make_case(options=options)).body.splitlines()
-    start = body.index("Options:")
-    assert body[start + 1 : start + 3] == ["- Use backup — Restore last night.", "- retry"]
-
-
-def test_the_default_options_are_listed_with_their_descriptions() -> None:
-    body = render().body.splitlines()
-    start = body.index("Options:")
-    assert body[start + 1 : start + 3] == [
-        "- approve — Do what the run asks, then resume.",
-        "- deny — Do not do it; the run stops.",
+    lines = render(make_case(options=options)).body.splitlines()
+    start = lines.index("Options:")
+    assert lines[start + 1 : start + 5] == [
+        "- Use backup — Restore last night.",
+        "  {{link:Use backup}}",
+        "- retry",
+        "  {{link:retry}}",
     ]
 
 
-def test_how_to_answer_offers_the_code_a_link_per_option_the_cli_and_details() -> None:
-    body = render().body.splitlines()
-    start = body.index("How to answer:")
-    # The code and links are markers here, filled per channel at send time
-    assert body[start + 1 : start + 8] == [
-        "- reply on this channel starting with the code: {{reply_token}} approve",
-        "- or open a link:",
-        "  approve: {{link:approve}}",
-        "  deny: {{link:deny}}",
-        f"- or the dashboard: {PUBLIC_URL}/dashboard/cases/{CASE_ID}",
-        f"- or: escalate reply {CASE_ID} approve",
-        f"- details: GET {PUBLIC_URL}/v1/escalations/{CASE_ID} (operator token)",
-    ]
+def test_mail_how_to_answer_offers_links_the_case_page_and_the_cli_but_no_reply() -> None:
+    body = render().body
+    assert (
+        "How to answer: open an option's link above (it asks before it decides), the case page "
+        f"{PUBLIC_URL}/dashboard/cases/{CASE_ID}, or run: escalate reply {CASE_ID} approve"
+    ) in body.splitlines()
+    assert "reply on this channel" not in body and "reply here" not in body
 
 
 def test_markers_are_filled_with_the_code_and_this_channels_links() -> None:
@@ -209,16 +283,9 @@ def test_markers_are_filled_with_the_code_and_this_channels_links() -> None:
         token="K7Q2MX9D4P",
         links={"approve": "https://x/a/1", "deny": "https://x/a/2"},
     )
-    assert "starting with the code: K7Q2MX9D4P approve" in body
-    assert "  approve: https://x/a/1" in body and "  deny: https://x/a/2" in body
+    assert body.endswith("code K7Q2MX9D4P")
+    assert "  https://x/a/1" in body and "  https://x/a/2" in body
     assert "{{" not in body
-
-
-def test_how_to_answer_uses_the_first_option_as_its_example() -> None:
-    options = parse_options(["Retry", "Stop"])
-    body = render(make_case(options=options)).body
-    assert "starting with the code: {{reply_token}} Retry" in body
-    assert f"- or: escalate reply {CASE_ID} Retry" in body
 
 
 @pytest.mark.parametrize(
@@ -226,27 +293,15 @@ def test_how_to_answer_uses_the_first_option_as_its_example() -> None:
     [
         (
             FACTS,
-            "While waiting the run is read_only. If nobody decides within 2h, "
-            "the default applies: queue.",
+            "While waiting the run is read_only. If nobody decides by 2026-10-16T11:30+00:00 "
+            "(within 2h), the default applies: queue.",
         ),
         (
             RouteFacts(
                 "critical", timedelta(minutes=5), timedelta(minutes=30), "abort", "stopped", "d v1"
             ),
-            "While waiting the run is stopped. If nobody decides within 30m, "
-            "the default applies: abort.",
-        ),
-        (
-            RouteFacts(
-                "low",
-                timedelta(hours=1),
-                timedelta(hours=1, minutes=30),
-                "skip",
-                "safe_subset",
-                "d v1",
-            ),
-            "While waiting the run is safe_subset. If nobody decides within 1h30m, "
-            "the default applies: skip.",
+            "While waiting the run is stopped. If nobody decides by 2026-10-16T10:00+00:00 "
+            "(within 30m), the default applies: abort.",
         ),
     ],
 )
@@ -256,24 +311,18 @@ def test_the_waiting_behavior_and_the_default_on_timeout_are_stated(
     assert sentence in render(facts=facts).body.splitlines()
 
 
-def test_the_last_line_names_case_packet_and_design() -> None:
-    assert render().body.splitlines()[-1] == (
-        f"Case {CASE_ID} · packet esc-2026-10-16-005 · design example v3"
-    )
-
-
-def test_the_title_states_severity_and_blocked_point() -> None:
-    assert render().title == (
-        "[escalate] medium: Three source records have no matching customer in the target system."
-    )
-
-
-def test_the_title_is_one_line_and_cut_at_100_characters_of_blocked_on() -> None:
-    packet = {**valid_packet(), "blocked_on": "x\ny " * 80}
-    title = render(make_case(packet)).title
-    assert "\n" not in title
-    assert len(title.removeprefix("[escalate] medium: ")) == 100
-    assert title.endswith("…")
+def test_the_html_part_escapes_packet_text_and_links_only_the_answers() -> None:
+    # Given an agent's text with markup in it
+    packet = {
+        **valid_packet(),
+        "requested_action": "Skip <customer_ref>? <a href='https://evil.example'>click</a>",
+    }
+    html = render(make_case(packet)).html
+    # Then it is text in the HTML part, and the only links are the answer links
+    assert "&lt;customer_ref&gt;" in html and "<customer_ref>" not in html
+    assert "evil.example'>" not in html
+    assert html.count("<a href=") == 2
+    assert '<a href="{{link:approve}}">' in html
 
 
 def test_the_facts_from_the_design_reach_the_message() -> None:
@@ -282,28 +331,29 @@ def test_the_facts_from_the_design_reach_the_message() -> None:
     packet["waiting_behavior"] = "paused"
     case = make_case(packet)
     body = render(case, facts=route_facts(DESIGN, case)).body
-    assert "If nobody decides within 1h, the default applies: abort." in body
-    assert "Severity: high · trigger: harm_risk" in body
-    assert body.endswith("design example v3")
+    assert "(within 1h), the default applies: abort." in body
+    assert "Trigger: harm_risk" in body
+    assert "design example v3 · code" in body
 
 
 # --- copies -----------------------------------------------------------------------------------
 
 
 def test_a_copy_is_marked_in_title_and_body_and_names_the_primary() -> None:
-    # When rendered for a copy recipient
-    message = render(copy_for="ops")
-    lines = message.body.splitlines()
-    # Then the headline still comes first, and the copy marking right after it
-    assert lines[:5] == HEADLINE
-    assert lines[5:7] == ["", "COPY for your information: ops decides this case."]
-    assert message.title.startswith("[copy] [escalate] medium: ")
+    short = render(copy_for="ops", reading=Reading.CHAT)
+    assert short.body.splitlines()[:5] == HEADLINE
+    assert short.body.splitlines()[5] == "COPY: ops decides this case."
+    assert short.title.startswith("[copy] [escalate] Decision needed")
+    mail = render(copy_for="ops")
+    assert mail.body.splitlines()[1] == "COPY for your information: ops decides this case."
+    assert mail.title.startswith("[copy] [escalate] Decision needed (medium): ")
 
 
 def test_a_primary_message_carries_no_copy_marking() -> None:
-    message = render()
-    assert "COPY" not in message.body
-    assert "[copy]" not in message.title
+    for reading in Reading:
+        message = render(reading=reading)
+        assert "COPY" not in message.body
+        assert "[copy]" not in message.title
 
 
 # --- nothing beyond the packet -------------------------------------------------------------------
@@ -319,34 +369,49 @@ def test_fields_outside_what_a_notification_shows_never_appear() -> None:
     case = make_case(
         packet, snapshot={"proof": "internal-only-77b0"}, wake={"task": "internal-only.wake"}
     )
-    # When rendered, follow-up included
-    texts = [render(case), render(case, copy_for="ops")]
-    texts.append(render_follow_up(case, FACTS, public_url=PUBLIC_URL, at=AT, next_tier=True))
-    # Then none of them shows up anywhere
-    for message in texts:
-        for text in (message.title, message.body):
-            assert "internal-only" not in text
+    # When rendered in every form, follow-up included
+    for reading in Reading:
+        texts = [render(case, reading=reading), render(case, copy_for="ops", reading=reading)]
+        texts.append(
+            render_follow_up(
+                case, FACTS, public_url=PUBLIC_URL, at=AT, next_tier=True, reading=reading
+            )
+        )
+        # Then none of them shows up anywhere
+        for message in texts:
+            for text in (message.title, message.body, message.html):
+                assert "internal-only" not in text
 
 
 # --- the follow-up -----------------------------------------------------------------------------
 
 
-def test_the_follow_up_cites_the_packet_and_says_the_window_passed() -> None:
-    message = render_follow_up(make_case(), FACTS, public_url=PUBLIC_URL, at=AT)
-    lines = message.body.splitlines()
-    assert message.title == "[escalate] follow-up esc-2026-10-16-005: window passed"
-    assert lines[0] == (
+def test_the_follow_up_cites_the_packet_says_the_window_passed_and_when_the_run_blocked() -> None:
+    # Given a case raised at AT and routed a second later, followed up an hour after
+    case = make_case(created_at=AT, routed_at=AT + timedelta(seconds=1))
+    later = AT + timedelta(hours=1)
+    note = (
         "FOLLOW-UP on packet esc-2026-10-16-005: the response window (1h) passed with no decision."
     )
-    # and it still stands alone: the full notification follows
-    assert lines[1] == ""
-    assert lines[2:7] == HEADLINE
-    assert "How to answer:" in lines
+    short = render_follow_up(case, FACTS, public_url=PUBLIC_URL, at=later, reading=Reading.CHAT)
+    assert short.title == (
+        "[escalate] follow-up esc-2026-10-16-005: Decision needed (medium) · {{reply_token}}"
+    )
+    # Then it shows when the run blocked, not when it was sent, and still stands alone
+    assert short.body.splitlines()[:5] == HEADLINE
+    assert short.body.splitlines()[5] == note
+    assert "{{reply_token}}" in short.body
+    mail = render_follow_up(case, FACTS, public_url=PUBLIC_URL, at=later)
+    assert mail.body.splitlines()[:2] == [
+        "Decision needed in run-8842, blocked since 2026-10-16T09:30:15+00:00.",
+        note,
+    ]
+    assert "Options:" in mail.body
 
 
 def test_the_next_tier_follow_up_says_it_pages_the_next_tier() -> None:
     message = render_follow_up(make_case(), FACTS, public_url=PUBLIC_URL, at=AT, next_tier=True)
-    assert message.body.splitlines()[0].endswith(
+    assert message.body.splitlines()[1].endswith(
         "passed with no decision. You are paged as the next tier."
     )
 
@@ -406,29 +471,4 @@ def test_a_line_break_in_run_id_or_label_still_gives_a_five_line_headline(
     # parse_options refuses such labels at intake; rendering must defend anyway
     case = make_case(packet, options=tuple(Option(label, label) for label in labels))
     assert len("\n".join(headline(case, case.options, at=AT)).splitlines()) == 5
-    assert render(case).body.splitlines()[4].startswith("Choices: ")
-
-
-# --- the advisory and the phone-sized form (SPEC §4) --------------------------------------------
-
-
-def test_every_notification_carries_the_advisory_and_a_phone_sized_form() -> None:
-    labels = [f"Create placeholder customers number {i}" for i in range(5)]
-    packet = {**valid_packet(), "requested_action": "Which of these? " + "Really. " * 30}
-    body = render(make_case(packet, options=parse_options(labels))).body.splitlines()
-    summary = next(line for line in body if line.startswith("Summary: "))
-    recommended = next(line for line in body if line.startswith("Recommended: "))
-    assert len(summary.removeprefix("Summary: ")) <= 200
-    assert len(recommended.removeprefix("Recommended: ")) <= 200
-    phone = body.index(next(line for line in body if line.startswith("On a phone: ")))
-    question = body[phone].removeprefix("On a phone: ")
-    assert len(question) <= 120 and question.startswith("Which of these? Really.")
-    answers = body[phone + 1].removeprefix("  Answers: ")
-    shown, more = answers.split(" (+")
-    assert [len(label) <= 24 for label in shown.split(" | ")] == [True, True, True]
-    assert more == "2 more below)"
-    # The default and when it applies: routed at AT, the medium tier times out 2 h later
-    assert (
-        body[phone + 2]
-        == "  If nobody answers at 2026-10-16T11:30+00:00, the default applies: queue."
-    )
+    assert render(case, reading=Reading.CHAT).body.splitlines()[4].startswith("Choices: ")

@@ -216,8 +216,15 @@ def test_given_a_medium_packet_when_routed_then_primary_and_marked_copy_are_queu
     assert not primary.title.startswith("[copy]")
     assert (
         primary.body.splitlines()[0]
-        == "[escalate] blocked in run-8842 on 2026-10-16T09:30:00+00:00"
+        == "Decision needed in run-8842, blocked since 2026-10-16T09:30:00+00:00."
     )
+    # and each carries every form, so each channel's row gets the one it is read in
+    chat = primary.payload["forms"]["chat"]
+    assert chat["body"].splitlines()[0] == (
+        "[escalate] blocked in run-8842 on 2026-10-16T09:30:00+00:00"
+    )
+    assert set(primary.payload["forms"]) == {"chat", "buttons", "push", "mail"}
+    assert primary.payload["forms"]["mail"]["html"].startswith("<!DOCTYPE html>")
     assert result.updates == CaseUpdate(routed_at=NOW)
     assert result.next_stage == Stage.DELIVER
     assert result.decision is None
@@ -360,7 +367,7 @@ def test_given_a_window_passed_when_following_up_then_primary_and_next_tier_are_
     ]
     for outbound in result.outbound:
         assert "esc-2026-10-16-005" in outbound.title
-        assert outbound.body.startswith("FOLLOW-UP on packet esc-2026-10-16-005")
+        assert outbound.body.splitlines()[1].startswith("FOLLOW-UP on packet esc-2026-10-16-005")
         assert "passed with no decision" in outbound.body
     assert "next tier" in result.outbound[1].body
     assert "next tier" not in result.outbound[0].body

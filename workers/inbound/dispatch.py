@@ -73,20 +73,23 @@ def route_reply(
 
     `caller` keys the miss limit: what the server knows of an unverified caller (a token's
     holder, a peer address); a verified message is keyed on its platform user. Raises
-    Throttled while that key keeps missing, NotFound for a code that is not a live case's,
-    and InvalidInput for a code with no answer after it.
+    Ignored for chatter (no code-shaped first word), Throttled while that key keeps
+    missing, NotFound for a code that is not a live case's, InvalidInput for a bare code.
     """
     who = f"{message.channel}:{message.sender}"
     key = f"{message.channel}:{message.sender}" if message.verified else caller
     if key is None:
         raise ValueError("an unverified message needs the caller's key")  # a bug of ours
-    if limiter.blocked(key):
-        raise Throttled("too many unknown codes; wait a minute")
     words = message.text.split(None, 1)
     code, rest = [*words, "", ""][:2]
     if message.token and normalise_token(code) != normalise_token(message.token):
         code, rest = message.token, message.text.strip()  # the button carried the code
-    escalation_id = find_by_token(runtime, code) if looks_like_token(code) else None
+    elif not looks_like_token(code):
+        # Chatter in a channel we read: not a reply, so not a guess either (issue #10).
+        raise Ignored("not a reply: it does not start with a code")
+    if limiter.blocked(key):
+        raise Throttled("too many unknown codes; wait a minute")
+    escalation_id = find_by_token(runtime, code)
     if escalation_id is None:
         limiter.miss(key)
         raise NotFound(UNKNOWN_TOKEN)
