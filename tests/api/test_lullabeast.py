@@ -127,7 +127,7 @@ def test_a_lullabeast_folder_escalates_and_the_reply_lands_as_its_command_files(
         "Files: 2 in file_manifest, 2 on disk; in the manifest but not on disk: app/session.py",
         "- RESET_EXECUTION — (Reset Execution) Plan fine",  # 5 commands with their UI label
         "- RESET_REVIEWER — (Revert to Reviewer)",
-        f"starting with the code: {TOKEN} RESET_EXECUTION",  # 6 how to answer
+        f"code {TOKEN}",  # 6 how to answer: the pipeline's own token is the reply code
     ]:
         assert expected in message, expected
     assert "SKIP" not in message and "NUCLEAR" not in message
