@@ -60,6 +60,6 @@ def test_stopping_a_critical_case_from_the_dashboard_takes_a_second_confirmation
     # Then a second page states the consequence and nothing is decided yet
     assert first.status_code == 200 and "This cannot be undone" in first.text
     assert service.decisions(case.id) == []
-    second = api.post(deny, data={"confirmed": "deny"})
-    assert second.status_code == 200 and "Decided: deny." in second.text
+    second = api.post(deny, data={"confirm": "deny"})  # the explicit tick
+    assert second.status_code == 200 and "Decided: deny by dashboard:operator" in second.text
     assert service.decisions(case.id)[0].option == "deny"
