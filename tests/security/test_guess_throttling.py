@@ -9,7 +9,6 @@ guessing never blocks another caller's valid reply.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -18,14 +17,9 @@ from fastapi.testclient import TestClient
 
 from api.app import create_app
 from api.serve import commands
-from models.db import make_engine, transaction
 from models.settings import Settings
-from models.tables import Escalation
-from workers.answering import reply_token, token_hash
-from workers.app import make_celery
+from tests.security.cases import open_case
 from workers.inbound.dispatch import MAX_MISSES_PER_MINUTE, MissLimiter
-from workers.runtime import runtime_for
-from workflows.examples import valid_packet
 
 REPO = Path(__file__).resolve().parents[2]
 AGENT = {"Authorization": "Bearer agent-t"}
@@ -58,24 +52,6 @@ def peer(app: FastAPI, address: str) -> TestClient:
     return TestClient(app, client=(address, 4001))
 
 
-def open_case(client: TestClient, settings: Settings) -> str:
-    """A case awaiting an answer, with its reply code set; returns the code."""
-    response = client.post("/v1/escalations", headers=AGENT, json={"packet": valid_packet()})
-    assert response.status_code == 201, response.text
-    escalation_id = str(response.json()["id"])
-    key = runtime_for(make_celery(settings)).answer_key
-    code = reply_token(key, escalation_id)
-    engine = make_engine(settings)
-    with transaction(engine) as session:
-        row = session.get(Escalation, escalation_id)
-        assert row is not None
-        row.state, row.routed_at = "awaiting", datetime.now(UTC)  # type: ignore[assignment]
-        row.reply_token_hash = token_hash(key, code)
-        session.add(row)
-    engine.dispose()
-    return code
-
-
 def bridge(client: TestClient, token: str, text: str, n: int) -> int:
     # A guesser rotates the channel and sender it reports, every time.
     body = {"text": text, "channel": f"chan{n}", "sender": f"U{n}"}
@@ -95,7 +71,7 @@ def test_one_callers_guessing_does_not_block_anothers_valid_reply(
     client: TestClient, settings: Settings
 ) -> None:
     # Given a guesser that typed the real operator's channel and sender while missing
-    code = open_case(client, settings)
+    _, code = open_case(client, settings)
     body = {"text": f"{GUESS} approve", "channel": "slack", "sender": "U1"}
     guesser = {"Authorization": "Bearer op-guesser"}
     for _ in range(MAX_MISSES_PER_MINUTE + 2):
@@ -114,7 +90,7 @@ def test_a_phone_is_not_locked_out_by_a_guesser_elsewhere(
     app: FastAPI, client: TestClient, settings: Settings
 ) -> None:
     # Given a guesser at one address pressing forged ntfy buttons, X-Forwarded-For rotating
-    code = open_case(client, settings)
+    _, code = open_case(client, settings)
     statuses = [
         client.post(
             "/v1/inbound/ntfy",

@@ -10,19 +10,14 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
 
 from api.app import create_app
-from models.db import make_engine, transaction
 from models.settings import Settings
-from models.tables import Escalation
-from workers.answering import reply_token, token_hash
-from workers.app import make_celery
-from workers.runtime import runtime_for
+from tests.security.cases import open_case
 from workflows.examples import valid_packet
 
 REPO = Path(__file__).resolve().parents[2]
@@ -47,24 +42,6 @@ def settings(tmp_path: Path) -> Settings:
 def client(settings: Settings) -> Iterator[TestClient]:
     with TestClient(create_app(settings)) as started:
         yield started
-
-
-def open_case(client: TestClient, settings: Settings) -> tuple[str, str]:
-    """A raised case moved to `awaiting` with its reply code set: (id, code)."""
-    response = client.post("/v1/escalations", headers=AGENT, json={"packet": valid_packet()})
-    assert response.status_code == 201, response.text
-    escalation_id = str(response.json()["id"])
-    key = runtime_for(make_celery(settings)).answer_key
-    code = reply_token(key, escalation_id)
-    engine = make_engine(settings)
-    with transaction(engine) as session:
-        row = session.get(Escalation, escalation_id)
-        assert row is not None
-        row.state, row.routed_at = "awaiting", datetime.now(UTC)  # type: ignore[assignment]
-        row.reply_token_hash = token_hash(key, code)
-        session.add(row)
-    engine.dispose()
-    return escalation_id, code
 
 
 def database_holds(settings: Settings, secret: str) -> list[str]:
