@@ -254,6 +254,9 @@ class TaskBlockers(BaseModel):
 class TaskWaitPublic(BaseModel):
     blockers: list[BlockerCard]
     woken_at: str | None
+    wake_id: str = Field(description="what the woken task acknowledges: POST /v1/wakes/{id}/ack")
+    resumed_at: str | None = Field(description="when the task acknowledged its wake")
+    redeliveries: int = Field(description="times the wake was sent again, unacknowledged")
 
 
 class TaskWaits(BaseModel):

@@ -175,6 +175,7 @@ def _apply_update(row: Escalation, update: CaseUpdate) -> None:
         row.outcome = update.outcome
     row.reply_token_hash = update.reply_token_hash or row.reply_token_hash
     row.ack_due_at = update.ack_due_at or row.ack_due_at
+    row.task_wait_id = update.task_wait_id or row.task_wait_id
 
 
 def decision_row(

@@ -213,7 +213,9 @@ def close(self: Any, escalation_id: str) -> None:
             now=now,
             paged=sorted(paged),
         )
-        return per_channel(runtime, with_ack(runtime, result, wake_id=row.id, now=now))
+        task_wait_id = blockers.open_set_holding(session, row.id)
+        acked = with_ack(runtime, result, wake_id=row.id, now=now, task_wait_id=task_wait_id)
+        return per_channel(runtime, acked)
 
     finish(self.app, runtime, escalation_id, State.DECIDED, decide)
 
