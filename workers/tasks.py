@@ -20,6 +20,7 @@ from models.store import (
     design_of,
     due_deliveries,
     due_escalations,
+    reasons_for,
 )
 from models.tables import Delivery, Escalation
 from workers import blockers, names
@@ -212,6 +213,7 @@ def close(self: Any, escalation_id: str) -> None:
             probe_error=error,
             now=now,
             paged=sorted(paged),
+            reasons=reasons_for(session, row.id),
         )
         task_wait_id = blockers.open_set_holding(session, row.id)
         acked = with_ack(runtime, result, wake_id=row.id, now=now, task_wait_id=task_wait_id)

@@ -22,7 +22,8 @@ TRANSITIONS: dict[State, frozenset[State]] = {
     State.RECEIVED: frozenset({State.SNAPSHOTTED, State.REFUSED, State.DEAD_LETTER}),
     State.SNAPSHOTTED: frozenset({State.AWAITING, State.REFUSED, State.DEAD_LETTER}),
     State.AWAITING: frozenset({State.FOLLOWED_UP, State.DECIDED, State.DEAD_LETTER}),
-    State.FOLLOWED_UP: frozenset({State.DECIDED, State.DEAD_LETTER}),
+    # Back to awaiting when reassigned to another tier: its window starts again.
+    State.FOLLOWED_UP: frozenset({State.AWAITING, State.DECIDED, State.DEAD_LETTER}),
     State.DECIDED: frozenset({State.CLOSED, State.DEAD_LETTER}),
     State.CLOSED: frozenset(),
     State.REFUSED: frozenset(),
