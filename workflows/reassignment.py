@@ -18,7 +18,7 @@ from workflows.design import Design
 from workflows.errors import Conflict, InvalidInput
 from workflows.routing import route_facts, tier_pages
 from workflows.stage_results import EventSpec, Outbound
-from workflows.states import OPEN_FOR_DECISION, State, check_transition
+from workflows.states import OPEN_FOR_DECISION, REASSIGNED_INTO, State
 from workflows.text import one_line
 from workflows.vocabulary import Severity
 
@@ -71,9 +71,6 @@ def reassignment(
     )
     facts = route_facts(design, moved)
     tier = design.tier(to)
-    state = (
-        case.state if case.state is State.AWAITING else check_transition(case.state, State.AWAITING)
-    )
     event = EventSpec(
         "reassigned",
         {
@@ -88,4 +85,4 @@ def reassignment(
         },
     )
     pages = tier_pages(moved, design, public_url=public_url, now=now)
-    return Reassigned(dict(moved.packet), state, now + tier.window, pages, event)
+    return Reassigned(dict(moved.packet), REASSIGNED_INTO, now + tier.window, pages, event)

@@ -22,8 +22,7 @@ TRANSITIONS: dict[State, frozenset[State]] = {
     State.RECEIVED: frozenset({State.SNAPSHOTTED, State.REFUSED, State.DEAD_LETTER}),
     State.SNAPSHOTTED: frozenset({State.AWAITING, State.REFUSED, State.DEAD_LETTER}),
     State.AWAITING: frozenset({State.FOLLOWED_UP, State.DECIDED, State.DEAD_LETTER}),
-    # Back to awaiting when reassigned to another tier: its window starts again.
-    State.FOLLOWED_UP: frozenset({State.AWAITING, State.DECIDED, State.DEAD_LETTER}),
+    State.FOLLOWED_UP: frozenset({State.DECIDED, State.DEAD_LETTER}),
     State.DECIDED: frozenset({State.CLOSED, State.DEAD_LETTER}),
     State.CLOSED: frozenset(),
     State.REFUSED: frozenset(),
@@ -35,6 +34,9 @@ TRANSITIONS: dict[State, frozenset[State]] = {
 RETRYABLE = frozenset(
     {State.RECEIVED, State.SNAPSHOTTED, State.AWAITING, State.FOLLOWED_UP, State.DECIDED}
 )
+# Reassigning to another tier puts an open case back in awaiting, the new tier's window. Not
+# in TRANSITIONS either: no stage may route a followed-up case again, only a person's move.
+REASSIGNED_INTO = State.AWAITING
 # A deciding reply is accepted once the case is routed (it has a snapshot to recheck).
 OPEN_FOR_DECISION = frozenset({State.AWAITING, State.FOLLOWED_UP})
 TERMINAL = frozenset(state for state, targets in TRANSITIONS.items() if not targets)
