@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+import yaml
 from fastapi.testclient import TestClient
 from sqlmodel import Session
 
@@ -20,20 +21,17 @@ from workflows.examples import valid_packet
 pytestmark = pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
 OPERATOR = {"Authorization": "Bearer op-token"}
 # Windows long enough that no follow-up or default fires while a test runs.
-LONG_TIERS = """\
-severities:
-  low:      {window: 4h, timeout: 8h, recipient: ops-low, waiting_behavior: safe_subset, timeout_default: skip}
-  medium:   {window: 1h, timeout: 2h, recipient: {primary: ops, copies: [ops-log]}, waiting_behavior: read_only, timeout_default: queue}
-  high:     {window: 15m, timeout: 1h, recipient: {primary: oncall, copies: [ops]}, waiting_behavior: paused, timeout_default: retry, next_tier: critical}
-  critical: {window: 5m, timeout: 30m, recipient: pager, waiting_behavior: stopped, timeout_default: abort}
-"""
+LONG_CLOCKS = {"low": ("4h", "8h"), "medium": ("1h", "2h"), "high": ("15m", "1h"),
+               "critical": ("5m", "30m")}  # fmt: skip
 
 
 def long_design(folder: Path) -> Path:
-    """The test design with long windows."""
-    text = DESIGN.read_text(encoding="utf-8").split("severities:")[0]
+    """The test design (its tags and defaults) with long windows."""
+    data = yaml.safe_load(DESIGN.read_text(encoding="utf-8"))
+    for severity, (window, timeout) in LONG_CLOCKS.items():
+        data["severities"][severity].update(window=window, timeout=timeout)
     path = folder / "design-long.yaml"
-    path.write_text(text + LONG_TIERS, encoding="utf-8")
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
     return path
 
 
