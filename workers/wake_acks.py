@@ -97,7 +97,6 @@ class _Wakes:
     """One kind of wake: the table holding its acknowledgement, and what differs by kind."""
 
     table: type[Escalation] | type[TaskWait]
-    wake_id: Callable[[Any], str]
     cases: Callable[[Session, Any], list[Escalation]]  # whose decisions it carried
     resend: Callable[[Session, Any, datetime], set[str]]  # cases whose outbox is due again
     gave_up: Callable[[Session, Any], None]
@@ -151,12 +150,9 @@ def _task_gave_up(session: Session, wait: TaskWait) -> None:
     )
 
 
-CASE_WAKES = _Wakes(
-    Escalation, lambda row: row.id, _own_case, _resend_case, _case_gave_up, lambda _row: {}
-)
+CASE_WAKES = _Wakes(Escalation, _own_case, _resend_case, _case_gave_up, lambda _row: {})
 TASK_WAKES = _Wakes(
     TaskWait,
-    lambda wait: task_wake_id(wait.id),
     _blocker_cases,
     _resend_task,
     _task_gave_up,
