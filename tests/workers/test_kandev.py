@@ -34,6 +34,7 @@ seen = {
     "reason": os.environ["KANDEV_WAKE_REASON"],
     "prompt": "Resolved blockers: " + ", ".join(b["title"] for b in blockers),
     "decisions": [[b["decision"]["option"], b["decision"]["decided_by"]] for b in blockers],
+    "reasons": [[r["what"], r["why"]] for b in blockers for r in b["decision"]["reasons"]],
 }
 with open(sys.argv[1], "a") as out:
     out.write(json.dumps(seen) + "\\n")
@@ -110,9 +111,17 @@ def raise_decision_needed(api: TestClient, question: str, point: str) -> str:
     return str(response.json()["id"])
 
 
-def decide(api: TestClient, service: Harness, escalation_id: str, option: str, who: str) -> None:
-    """A person marks the decision task done: an answer through the admin API."""
+def decide(
+    api: TestClient, service: Harness, escalation_id: str, option: str, who: str, why: str = ""
+) -> None:
+    """A person marks the decision task done: an answer through the admin API (after an
+    acknowledgement saying `why`, when given)."""
     service.in_state(escalation_id, "awaiting", "followed_up")
+    if why:
+        taken = api.post(
+            f"/v1/escalations/{escalation_id}/acknowledge", headers=OPERATOR, json={"reason": why}
+        )
+        assert taken.status_code == 200, taken.text
     answered = api.post(
         f"/v1/escalations/{escalation_id}/replies",
         headers=OPERATOR,
@@ -149,7 +158,7 @@ def test_a_kandev_task_blocked_one_question_at_a_time_wakes_once_with_every_deci
         "Decision needed: Should sessions last 7 or 30 days?",
     ]
     # When the person resolves the first, then the second
-    decide(api, service, providers, "approve", "ana")
+    decide(api, service, providers, "approve", "ana", why="asking the product owner")
     decide(api, service, sessions, "deny", "bo")
     # Then the agent runs once, woken for task_blockers_resolved, with both titles and decisions
     lines = wait_until(
@@ -165,6 +174,8 @@ def test_a_kandev_task_blocked_one_question_at_a_time_wakes_once_with_every_deci
         "Decision needed: Should sessions last 7 or 30 days?",
         # who decided, as the server authenticated them (typed names are notes)
         "decisions": [["approve", "api:operator"], ["deny", "api:operator"]],
+        # what the operators said while handling them comes back with each decision
+        "reasons": [["acknowledged", "asking the product owner"]],
     }
     [task_set] = api.get("/v1/tasks/KAN-42/blockers", headers=AGENT).json()["waits"]
     assert task_set["woken_at"] is not None
