@@ -104,6 +104,19 @@ class Settings(BaseSettings):
     intake_retry_max_delay: float = Field(
         default=5.0, gt=0, description="Longest pause between those retries, seconds."
     )
+    intake_failure_retries: int = Field(
+        default=8,
+        ge=0,
+        description="Times a sent-by-name escalation that could not be admitted for another "
+        "reason (an unreadable design, an unexpected error) is tried again before it is "
+        "stored as a refused case naming why.",
+    )
+    intake_failure_delay: float = Field(
+        default=5.0,
+        gt=0,
+        description="Seconds before the first of those tries; each pause twice the last, "
+        "at most 60.",
+    )
     wake_ack_wait: float = Field(
         default=300.0,
         gt=0,

@@ -55,24 +55,7 @@ def route_case(case: Case, design: Design, *, public_url: str, now: datetime) ->
         )
     facts = route_facts(design, case)
     tier = design.tier(facts.severity)
-    notify = [
-        _page(
-            Purpose.NOTIFY,
-            tier.recipient.primary,
-            Role.PRIMARY,
-            every_form(render_notification, case, facts, public_url=public_url, at=now),
-        )
-    ]
-    for tag in tier.recipient.copies:
-        forms = every_form(
-            render_notification,
-            case,
-            facts,
-            public_url=public_url,
-            at=now,
-            copy_for=tier.recipient.primary,
-        )
-        notify.append(_page(Purpose.NOTIFY, tag, Role.COPY, forms))
+    notify = tier_pages(case, design, public_url=public_url, now=now)
     events = [EventSpec("validated", {"warnings": list(result.warnings)})]
     if tier.waiting_behavior.value != facts.waiting_behavior:
         events.append(
@@ -103,6 +86,33 @@ def route_case(case: Case, design: Design, *, public_url: str, now: datetime) ->
         updates=CaseUpdate(routed_at=now),
         next_stage=Stage.DELIVER,
     )
+
+
+def tier_pages(
+    case: Case, design: Design, *, public_url: str, now: datetime
+) -> tuple[Outbound, ...]:
+    """The first page of the case's tier: its primary, and each copy marked as a copy."""
+    facts = route_facts(design, case)
+    tier = design.tier(facts.severity)
+    notify = [
+        _page(
+            Purpose.NOTIFY,
+            tier.recipient.primary,
+            Role.PRIMARY,
+            every_form(render_notification, case, facts, public_url=public_url, at=now),
+        )
+    ]
+    for tag in tier.recipient.copies:
+        forms = every_form(
+            render_notification,
+            case,
+            facts,
+            public_url=public_url,
+            at=now,
+            copy_for=tier.recipient.primary,
+        )
+        notify.append(_page(Purpose.NOTIFY, tag, Role.COPY, forms))
+    return tuple(notify)
 
 
 def follow_up(case: Case, design: Design, *, public_url: str, now: datetime) -> StageResult:

@@ -108,6 +108,7 @@ class CaseUpdate:
     outcome: Resolution | None = None
     reply_token_hash: str | None = None  # the worker derives it: the code needs the key
     ack_due_at: datetime | None = None  # when the run should have acknowledged its wake
+    task_wait_id: int | None = None  # a blocker: its task's wake carries the decision
 
 
 @dataclass(frozen=True)
