@@ -9,6 +9,7 @@ import logging
 import time
 from collections import OrderedDict, deque
 
+from workers.acknowledgements import acknowledge_from_chat
 from workers.answering import looks_like_token, normalise_token
 from workers.answers import Answer, answer, find_by_token
 from workers.inbound.common import InboundMessage
@@ -95,6 +96,16 @@ def route_reply(
         raise NotFound(UNKNOWN_TOKEN)
     if not rest.strip():
         raise InvalidInput("the code needs an answer after it")
+    acked = acknowledge_from_chat(
+        runtime,
+        escalation_id,
+        text=rest,
+        by=who,
+        channel=message.channel,
+        message_id=message.message_id or None,
+    )
+    if acked is not None:
+        return acked
     return answer(
         runtime,
         escalation_id,
