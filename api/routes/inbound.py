@@ -11,16 +11,19 @@ from typing import Any
 from fastapi import APIRouter, Request, Response
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
+from starlette.background import BackgroundTask
 
 from api.deps import CallerAddress, LimiterDep, OperatorHolder, RuntimeDep
 from api.schemas import InboundAnswer, InboundTextCreate
-from api.statuses import status_of
+from api.statuses import error_body, status_of, status_of_error
 from api.views import inbound_answer
+from workers import feedback
 from workers.inbound import ntfy, slack, telegram
 from workers.inbound.common import InboundMessage
 from workers.inbound.dispatch import MissLimiter, route_reply
 from workers.runtime import Runtime
-from workflows.errors import Ignored, InboundRejected, InvalidInput
+from workflows.errors import Ignored, InboundRejected, InvalidInput, NotFound
+from workflows.judgement import ReplyOutcome
 
 router = APIRouter()
 PLATFORM_ANSWERS: dict[int | str, dict[str, Any]] = {
@@ -32,8 +35,22 @@ PLATFORM_ANSWERS: dict[int | str, dict[str, Any]] = {
 def _answered(
     runtime: Runtime, limiter: MissLimiter, message: InboundMessage, caller: str | None
 ) -> JSONResponse:
-    result = route_reply(runtime, limiter, message, caller=caller)
-    return JSONResponse(inbound_answer(result).model_dump(mode="json"), status_of(result))
+    """The reply judged and recorded; its sender told in their channel after we answer."""
+    try:
+        result = route_reply(runtime, limiter, message, caller=caller)
+    except (NotFound, InvalidInput) as refused:  # said back too: a typo is not a silence
+        told = BackgroundTask(feedback.tell, runtime, message, str(refused), None)
+        return JSONResponse(error_body(refused), status_of_error(refused), background=told)
+    told = BackgroundTask(
+        feedback.tell,
+        runtime,
+        message,
+        result.message,
+        result.escalation_id,
+        duplicate=result.outcome is ReplyOutcome.DUPLICATE,
+    )
+    body = inbound_answer(result).model_dump(mode="json")
+    return JSONResponse(body, status_of(result), background=told)
 
 
 def _from_platform(

@@ -9,6 +9,7 @@ import logging
 import time
 from collections import OrderedDict, deque
 
+from workers import feedback
 from workers.acknowledgements import acknowledge_from_chat
 from workers.answering import looks_like_token, normalise_token
 from workers.answers import Answer, answer, find_by_token
@@ -24,6 +25,7 @@ from workflows.errors import (
     Throttled,
 )
 from workflows.identities import Responder
+from workflows.judgement import ReplyOutcome
 
 log = logging.getLogger(__name__)
 
@@ -129,9 +131,20 @@ def poll_telegram_once(
     results: list[Answer | EscalationError] = []
     for message in messages:
         try:
-            results.append(route_reply(runtime, limiter, message))
+            result = route_reply(runtime, limiter, message)
         except Ignored:
             continue
         except EscalationError as refused:
             results.append(refused)
+            if isinstance(refused, NotFound | InvalidInput):
+                feedback.tell(runtime, message, str(refused), None)
+            continue
+        results.append(result)
+        feedback.tell(
+            runtime,
+            message,
+            result.message,
+            result.escalation_id,
+            duplicate=result.outcome is ReplyOutcome.DUPLICATE,
+        )
     return results
