@@ -1,0 +1,418 @@
+"""Answer where you read (issue #10, items 2-4): Slack, Telegram and ntfy pages carry answer
+buttons in each platform's documented shape, a press comes back through the platform's own
+verified path and is judged like any reply, the person who pressed is told in that channel,
+and the original message is updated when the case ends. A local peer plays the three APIs
+(tests/support/platforms.py); the service runs for real (Celery worker, beat, SQLite).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+import pytest
+from fastapi.testclient import TestClient
+
+from api.app import create_app
+from models.settings import Settings
+from tests.support.platforms import Call, Platforms, platform_peer
+from tests.support.sink import HttpSink
+from tests.workers.conftest import DESIGN, Harness
+from workers.inbound.slack import sign
+from workflows.examples import valid_packet
+
+SLACK_SECRET, TELEGRAM_SECRET = "slack-signing-secret-btn", "telegram-secret-btn"
+SLACK_BOT = "xoxb-1234-5678-4ddbc191d40ee098cbaae6f3523ada2d"
+TELEGRAM_BOT = "123456789:AAbbccddeeffgghhiijjkkllmmnnoopp_qq"
+OPTIONS = [
+    {"label": "approve", "description": "Load the rows with a placeholder."},
+    {"label": "wipe target", "description": "Drop the target table.", "destructive": True},
+    {"label": "stop", "description": "Halt the run."},
+]
+
+
+@pytest.fixture
+def backend() -> dict[str, Any]:
+    return {}  # SQLite: the buttons do not depend on the broker or database
+
+
+@pytest.fixture
+def peer() -> Iterator[Platforms]:
+    with platform_peer() as started:
+        yield started
+
+
+@pytest.fixture
+def settings(tmp_path: Path, sink: HttpSink, peer: Platforms) -> Settings:
+    """`ops` is one Slack bot channel, one Telegram chat and one ntfy topic, on the peer;
+    windows long enough that nothing defaults while a test presses buttons."""
+    host = peer.url.removeprefix("http://")
+    design = DESIGN.read_text(encoding="utf-8").replace(
+        "medium:   {window: 1s, timeout: 2s, recipient: {primary: ops, copies: [ops-log]}",
+        "medium:   {window: 60s, timeout: 120s, recipient: ops",
+    )
+    (tmp_path / "design.yaml").write_text(design, encoding="utf-8")
+    urls = [
+        f"slack://{SLACK_BOT}/C0TEST",
+        f"tgram://{TELEGRAM_BOT}/4242",
+        f"ntfy://{host}/escalate",
+    ]
+    lines = ["urls:"] + [f"  - {url}:\n      tag: ops" for url in urls]
+    for tag in ("ops-log", "oncall", "pager", "ops-low"):
+        lines.append(f"  - json://{sink.url.removeprefix('http://')}/{tag}:\n      tag: {tag}")
+    config = tmp_path / "apprise.yaml"
+    config.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return Settings(
+        home=tmp_path / "home",
+        design=tmp_path / "design.yaml",
+        apprise_config=config,
+        queue=f"test-{secrets.token_hex(4)}",
+        sweep_interval=0.25,
+        delivery_tries=1,
+        delivery_backoff=0.05,
+        send_timeout=3.0,
+        public_url="https://escalate.example",
+        slack_api_url=f"{peer.url}/api",
+        telegram_api_url=peer.url,
+        slack_signing_secret=SLACK_SECRET,
+        telegram_secret=TELEGRAM_SECRET,
+        api_tokens="operator:op-token",
+    )
+
+
+@pytest.fixture
+def api(service: Harness) -> Iterator[TestClient]:
+    with TestClient(create_app(service.settings)) as client:
+        yield client
+
+
+def paged(service: Harness, peer: Platforms, packet_id: str, **changes: Any) -> tuple[str, str]:
+    """Raise a case; wait until Slack, Telegram and ntfy each have its page: (id, code)."""
+    packet = {**valid_packet(), "packet_id": packet_id, **changes.pop("packet", {})}
+    service.send(packet, options=changes.pop("options", OPTIONS), **changes)
+    case = service.case("run-8842", packet_id)
+    peer.wait(lambda calls: {"chat.postMessage", "sendMessage", "publish"} <= _methods(calls))
+    service.in_state(case.id, "awaiting")
+    [slack] = peer.of("chat.postMessage")
+    code = re.search(r" · ([0-9A-Z]{10})\n", slack.body["text"])
+    assert code, slack.body["text"]
+    return case.id, code.group(1)
+
+
+def _methods(calls: list[Call]) -> set[str]:
+    return {c.method for c in calls}
+
+
+def slack_press(api: TestClient, value: str, *, response_url: str, user: str = "U42") -> Any:
+    payload = {
+        "type": "block_actions",
+        "user": {"id": user},
+        "trigger_id": f"trigger-{secrets.token_hex(4)}",
+        "response_url": response_url,
+        "channel": {"id": "C0TEST"},
+        "container": {"type": "message", "message_ts": "100.000200"},
+        "actions": [{"action_id": "escalate-answer-0", "value": value, "action_ts": "1.2"}],
+    }
+    body = urlencode({"payload": json.dumps(payload)}).encode()
+    stamp = str(int(time.time()))
+    return api.post(
+        "/v1/inbound/slack",
+        content=body,
+        headers={
+            "Content-Type": "application/x-www-form-urlencoded",
+            "X-Slack-Request-Timestamp": stamp,
+            "X-Slack-Signature": sign(SLACK_SECRET, stamp, body),
+        },
+    )
+
+
+def test_each_platform_gets_its_documented_buttons(service: Harness, peer: Platforms) -> None:
+    # Given a case with a safe option, a destructive one and a safe stop
+    case_id, code = paged(service, peer, "esc-btn-shapes")
+    links = "https://escalate.example/a/"
+    case_url = f"https://escalate.example/dashboard/cases/{case_id}"
+    # Then Slack's chat.postMessage carries the bot token and Block Kit buttons
+    [slack] = peer.of("chat.postMessage")
+    assert slack.headers["Authorization"] == f"Bearer {SLACK_BOT}"
+    assert slack.body["channel"] == "C0TEST"
+    section, actions = slack.body["blocks"]
+    assert section["type"] == "section" and section["text"]["type"] == "plain_text"
+    assert actions["type"] == "actions"
+    buttons = {e["text"]["text"]: e for e in actions["elements"]}
+    assert all(e["type"] == "button" and e["action_id"] for e in actions["elements"])
+    assert [e["text"]["text"] for e in actions["elements"]] == [
+        "approve",
+        "stop",
+        "wipe target",
+        "Ack: I'm on it",
+        "Open the case",
+    ]  # safe options first
+    assert buttons["approve"]["value"] == f"{code} approve"
+    assert buttons["stop"]["value"] == f"{code} stop"
+    assert buttons["Ack: I'm on it"]["value"] == f"{code} ack"
+    # a destructive option opens its confirm page, it never decides in one tap
+    assert "value" not in buttons["wipe target"] and buttons["wipe target"]["url"].startswith(links)
+    assert buttons["wipe target"]["style"] == "danger"
+    assert buttons["Open the case"]["url"] == case_url
+    # Telegram's sendMessage carries an inline keyboard whose callback_data fits 64 bytes
+    [telegram] = peer.of("sendMessage")
+    assert telegram.path == f"/bot{TELEGRAM_BOT}/sendMessage"
+    assert telegram.body["chat_id"] == "4242" and "parse_mode" not in telegram.body
+    rows = telegram.body["reply_markup"]["inline_keyboard"]
+    keys = [button for row in rows for button in row]
+    assert [k["text"] for k in keys] == [
+        "approve",
+        "stop",
+        "wipe target",
+        "Ack: I'm on it",
+        "Open the case",
+    ]
+    assert keys[0]["callback_data"] == f"{code} approve"
+    assert all(len(k["callback_data"].encode()) <= 64 for k in keys if "callback_data" in k)
+    assert "callback_data" not in keys[2] and keys[2]["url"].startswith(links)
+    # ntfy's JSON publish: at most 3 actions, safe ones first, a click that opens the case
+    [ntfy] = peer.of("publish")
+    assert ntfy.body["topic"] == "escalate" and ntfy.body["click"] == case_url
+    assert ntfy.body["sequence_id"] == f"escalate-{case_id}"
+    assert [(a["action"], a["label"]) for a in ntfy.body["actions"]] == [
+        ("http", "approve"),
+        ("http", "stop"),
+        ("view", "wipe target"),
+    ]
+    http = ntfy.body["actions"][0]
+    assert http["method"] == "POST" and http["body"] == f"{code} approve"
+    assert http["url"] == "https://escalate.example/v1/inbound/ntfy"
+    assert ntfy.body["actions"][2]["url"].startswith(links)
+    if target := os.environ.get("ESCALATE_BUTTONS_DOC"):  # the captures in docs/CHANNELS.md
+        Path(target).write_text(
+            json.dumps(
+                {"slack": slack.body, "telegram": telegram.body, "ntfy": ntfy.body}, indent=2
+            ),
+            encoding="utf-8",
+        )
+
+
+def test_a_slack_button_decides_tells_the_presser_and_updates_the_message(
+    service: Harness, peer: Platforms, api: TestClient
+) -> None:
+    # Given a case paged to Slack with buttons
+    case_id, _code = paged(service, peer, "esc-btn-slack")
+    [page] = peer.of("chat.postMessage")
+    value = next(
+        e["value"]
+        for e in page.body["blocks"][1]["elements"]
+        if e.get("value", "").endswith("approve")
+    )
+    # A press that Slack did not sign is refused
+    stamp = str(int(time.time()))
+    forged = api.post(
+        "/v1/inbound/slack",
+        content=b"payload=%7B%7D",
+        headers={
+            "Content-Type": "application/x-www-form-urlencoded",
+            "X-Slack-Request-Timestamp": stamp,
+            "X-Slack-Signature": "v0=00",
+        },
+    )
+    assert forged.status_code == 401
+    # When the operator presses "approve" (Slack posts the signed interaction payload)
+    response_url = f"{peer.url}/slack-response/press-1"
+    pressed = slack_press(api, value, response_url=response_url)
+    # Then the same judgement decides the case, as slack:U42
+    assert pressed.status_code == 200 and pressed.json()["outcome"] == "decided"
+    [decision] = service.decisions(case_id)
+    assert decision.option == "approve" and decision.decided_by == "slack:U42"
+    # the presser is told, only them, through the response_url
+    [told] = peer.wait_for("press-1")
+    assert told.body["response_type"] == "ephemeral" and told.body["replace_original"] is False
+    assert told.body["text"] == f"Decided: approve. (case {case_id})"
+    # and when the case closes, the original message loses its buttons and shows the outcome
+    service.in_state(case_id, "closed")
+    [update] = peer.wait_for("chat.update")
+    assert update.body["channel"] == "C0TEST" and update.body["ts"] == page_ts(peer)
+    assert [b["type"] for b in update.body["blocks"]] == ["section"]
+    assert "Decided: approve by slack:U42" in update.body["text"]
+    assert "Nothing more is needed." in update.body["text"]
+    # with the short notice in the message's thread
+    notices = peer.wait_for("chat.postMessage", 2)
+    assert notices[1].body["thread_ts"] == page_ts(peer)
+    assert notices[1].body["text"].startswith("[escalate] Decided: approve")
+    # A second press is told what was decided, by whom, and changes nothing
+    late = slack_press(api, value, response_url=f"{peer.url}/slack-response/press-2", user="U7")
+    assert late.status_code == 409 and late.json()["outcome"] == "superseded"
+    [second] = peer.wait_for("press-2")
+    assert second.body["text"].startswith("Already decided: approve by slack:U42")
+    assert len(service.decisions(case_id)) == 1
+
+
+def page_ts(peer: Platforms) -> str:
+    return str(peer.of("chat.postMessage")[0].answer["ts"])
+
+
+def test_a_telegram_button_decides_answers_the_query_and_removes_the_keyboard(
+    service: Harness, peer: Platforms, api: TestClient
+) -> None:
+    # Given a case paged to Telegram with an inline keyboard
+    case_id, code = paged(service, peer, "esc-btn-tg")
+    [page] = peer.of("sendMessage")
+    stop = page.body["reply_markup"]["inline_keyboard"][1][0]
+    assert stop["callback_data"] == f"{code} stop"
+    update = {
+        "update_id": 9001,
+        "callback_query": {
+            "id": "cbq-1",
+            "from": {"id": 555, "is_bot": False},
+            "message": {"message_id": 100, "chat": {"id": 4242}},
+            "data": stop["callback_data"],
+        },
+    }
+    # A press without the webhook's secret token is refused
+    assert api.post("/v1/inbound/telegram", json=update).status_code == 401
+    # When the operator presses "stop"
+    headers = {"X-Telegram-Bot-Api-Secret-Token": TELEGRAM_SECRET}
+    pressed = api.post("/v1/inbound/telegram", json=update, headers=headers)
+    # Then the case is decided by the Telegram user, and the press is answered
+    assert pressed.status_code == 200 and pressed.json()["understood"] == "stop"
+    assert service.decisions(case_id)[0].decided_by == "telegram:555"
+    [answered] = peer.wait_for("answerCallbackQuery")
+    assert answered.body["callback_query_id"] == "cbq-1"
+    assert answered.body["text"] == f"Decided: stop. (case {case_id})"
+    # and the original message shows the outcome with its keyboard gone
+    service.in_state(case_id, "closed")
+    [edited] = peer.wait_for("editMessageText")
+    sent = page.answer["result"]
+    assert edited.body["chat_id"] == sent["chat"]["id"] == "4242"
+    assert edited.body["message_id"] == sent["message_id"]
+    assert edited.body["reply_markup"] == {"inline_keyboard": []}
+    assert "Decided: stop by telegram:555" in edited.body["text"]
+    notice = peer.wait_for("sendMessage", 2)[1]
+    assert notice.body["reply_parameters"]["message_id"] == sent["message_id"]
+    # Telegram's retry of the same update changes nothing and is not answered twice
+    again = api.post("/v1/inbound/telegram", json=update, headers=headers)
+    assert again.json()["outcome"] == "duplicate"
+    assert len(peer.of("answerCallbackQuery")) == 1
+
+
+def test_an_ntfy_button_decides_and_the_notice_replaces_the_page(
+    service: Harness, peer: Platforms, api: TestClient
+) -> None:
+    # Given a case paged to ntfy
+    case_id, _code = paged(service, peer, "esc-btn-ntfy")
+    [page] = peer.of("publish")
+    approve = page.body["actions"][0]
+    # When the phone sends the http action's request, as ntfy documents it
+    pressed = api.post("/v1/inbound/ntfy", content=approve["body"].encode())
+    # Then it decides (an unverified path, on a case with no owner), and the topic is told
+    assert pressed.status_code == 200 and pressed.json()["outcome"] == "decided"
+    publishes = peer.wait(
+        lambda calls: any("Your answer" in str(c.body.get("title")) for c in calls if c.path == "/")
+    )
+    told = next(c for c in publishes if "Your answer" in str(c.body.get("title")))
+    assert told.body["message"] == f"Decided: approve. (case {case_id})"
+    # and the notice is published with the page's sequence id, without buttons
+    service.in_state(case_id, "closed")
+
+    def settled_notices(calls: list[Call]) -> list[Call]:
+        return [
+            c
+            for c in calls
+            if c.path == "/" and str(c.body["title"]).startswith("[escalate] Decided:")
+        ]
+
+    [settled] = settled_notices(peer.wait(lambda calls: bool(settled_notices(calls))))
+    assert settled.body["sequence_id"] == page.body["sequence_id"] == f"escalate-{case_id}"
+    assert "actions" not in settled.body and "Nothing more is needed." in settled.body["message"]
+
+
+def test_an_ntfy_button_cannot_approve_an_owned_harm_risk_case(
+    service: Harness, peer: Platforms, api: TestClient
+) -> None:
+    # Given a harm_risk case whose owner is a Slack user: ntfy cannot tell who pressed
+    case_id, code = paged(
+        service,
+        peer,
+        "esc-btn-harm",
+        packet={"trigger_type": "harm_risk"},
+        owner="slack:U42",
+    )
+    # When "approve" is pressed on ntfy
+    pressed = api.post("/v1/inbound/ntfy", content=f"{code} approve".encode())
+    # Then it is refused, said back on the topic, and the case stays open
+    assert pressed.status_code == 403 and pressed.json()["outcome"] == "not_allowed"
+    peer.wait(lambda calls: any("Not decided" in str(c.body) for c in calls if c.path == "/"))
+    assert service.decisions(case_id) == []
+    # while a verified Slack user who is not the owner may approve it
+    pressed = slack_press(api, f"{code} approve", response_url=f"{peer.url}/r/3", user="U9")
+    assert pressed.json()["outcome"] == "decided"
+
+
+def test_ack_from_chat_or_a_button_records_who_is_on_it_and_decides_nothing(
+    service: Harness, peer: Platforms, api: TestClient
+) -> None:
+    # Given a paged case
+    case_id, code = paged(service, peer, "esc-btn-ack")
+    # When one operator types "<code> on it, checking totals" in Slack
+    event = {
+        "type": "event_callback",
+        "event": {
+            "type": "message",
+            "user": "U42",
+            "client_msg_id": "ack-1",
+            "channel": "C0TEST",
+            "ts": "200.1",
+            "text": f"{code} on it, checking totals",
+        },
+    }
+    body = json.dumps(event).encode()
+    stamp = str(int(time.time()))
+    headers = {
+        "Content-Type": "application/json",
+        "X-Slack-Request-Timestamp": stamp,
+        "X-Slack-Signature": sign(SLACK_SECRET, stamp, body),
+    }
+    typed = api.post("/v1/inbound/slack", content=body, headers=headers)
+    # and another presses Ack on Telegram
+    ack = next(
+        k
+        for row in peer.of("sendMessage")[0].body["reply_markup"]["inline_keyboard"]
+        for k in row
+        if k.get("callback_data", "").endswith(" ack")
+    )
+    update = {
+        "update_id": 9100,
+        "callback_query": {
+            "id": "cbq-ack",
+            "from": {"id": 777, "is_bot": False},
+            "message": {"message_id": 100, "chat": {"id": 4242}},
+            "data": ack["callback_data"],
+        },
+    }
+    tg_headers = {"X-Telegram-Bot-Api-Secret-Token": TELEGRAM_SECRET}
+    pressed = api.post("/v1/inbound/telegram", json=update, headers=tg_headers)
+    # Then both are recorded acknowledgements, with who and why, and nothing is decided
+    assert typed.status_code == 200 and typed.json()["outcome"] == "acknowledged"
+    assert pressed.status_code == 200 and pressed.json()["outcome"] == "acknowledged"
+    acks = [e.detail for e in service.events(case_id, "acknowledged")]
+    assert [(a["by"], a["reason"]) for a in acks] == [
+        ("slack:U42", "checking totals"),
+        ("telegram:777", "said so on telegram"),
+    ]
+    assert service.decisions(case_id) == []
+    assert service.in_state(case_id, "awaiting")
+    # each is told it was recorded, in their own channel
+    [ephemeral] = peer.wait_for("chat.postEphemeral")
+    assert ephemeral.body["user"] == "U42" and ephemeral.body["thread_ts"] == "200.1"
+    assert ephemeral.body["text"].startswith(f"Recorded: slack:U42 is on case {case_id}.")
+    [toast] = peer.wait_for("answerCallbackQuery")
+    assert toast.body["text"].startswith(f"Recorded: telegram:777 is on case {case_id}.")
+    # Slack's retry of the typed message records nothing more
+    again = api.post("/v1/inbound/slack", content=body, headers=headers)
+    assert again.json()["outcome"] == "duplicate"
+    assert len(service.events(case_id, "acknowledged")) == 2
