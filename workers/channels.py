@@ -99,6 +99,12 @@ class ChannelBook:
                 self._by_tag[tag] = list(found.values())
             return list(self._by_tag[tag])
 
+    def services(self) -> list[Any]:
+        """Every configured apprise service, whatever its tags (a reply to an unknown code
+        is answered by the bot it came through)."""
+        with self._lock:
+            return list(self._apprise)
+
     def channel(self, tag: str, name: str) -> Channel | None:
         """The channel behind `tag` with this name, if the config still has it; a row written
         before names had digests matches its masked URL when only one channel has it."""

@@ -57,9 +57,10 @@ def _timeout(runtime: Runtime) -> float:
 
 
 def _case_services(runtime: Runtime, escalation_id: str | None) -> list[Any]:
-    """The apprise services the case was paged on, in the order they were paged."""
-    if escalation_id is None:
-        return []
+    """The apprise services the case was paged on, in the order they were paged; with no
+    case (a code we do not know), every configured one."""
+    if escalation_id is None:  # an unknown code: whichever bot is configured
+        return runtime.channels.services()
     with transaction(runtime.engine) as session:
         rows = session.exec(
             select(Delivery)
@@ -95,9 +96,10 @@ def _slack(runtime: Runtime, message: InboundMessage, text: str, case: str | Non
 
 def _telegram(runtime: Runtime, message: InboundMessage, text: str, case: str | None) -> None:
     where, timeout = message.answer_to, _timeout(runtime)
-    token = runtime.settings.telegram_bot_token or next(
-        (b.token for s in _case_services(runtime, case) if (b := telegram_api.bot_of(s))), None
-    )
+    bots = [b for s in _case_services(runtime, case) if (b := telegram_api.bot_of(s))]
+    # The bot that sent into this chat first: a reply comes from the bot it answered.
+    bots.sort(key=lambda bot: str(where.get("chat_id")) not in {chat for chat, _ in bot.chats})
+    token = runtime.settings.telegram_bot_token or next((b.token for b in bots), None)
     if not token:
         return
     api = runtime.settings.telegram_api_url

@@ -416,3 +416,50 @@ def test_ack_from_chat_or_a_button_records_who_is_on_it_and_decides_nothing(
     again = api.post("/v1/inbound/slack", content=body, headers=headers)
     assert again.json()["outcome"] == "duplicate"
     assert len(service.events(case_id, "acknowledged")) == 2
+
+
+def test_a_typed_telegram_reply_is_answered_in_a_reply_and_a_typo_is_said_back(
+    service: Harness, peer: Platforms, api: TestClient
+) -> None:
+    # Given a paged case
+    case_id, code = paged(service, peer, "esc-btn-typed")
+    headers = {"X-Telegram-Bot-Api-Secret-Token": TELEGRAM_SECRET}
+
+    def typed(update_id: int, text: str) -> Any:
+        message = {
+            "message_id": update_id,
+            "from": {"id": 31, "is_bot": False},
+            "chat": {"id": 4242},
+            "date": 0,
+            "text": text,
+        }
+        update = {"update_id": update_id, "message": message}
+        return api.post("/v1/inbound/telegram", json=update, headers=headers)
+
+    # When the operator mistypes the code, then types it right
+    wrong = "0" * 10 if code != "0" * 10 else "1" * 10
+    assert typed(61, f"{wrong} approve").status_code == 404
+    assert typed(62, f"{code} approve").json()["outcome"] == "decided"
+    # Then each message gets a reply in the chat it came from
+    replies = peer.wait(lambda calls: sum("reply_parameters" in (c.body or {}) for c in calls) >= 2)
+    typo, decided = [c.body for c in replies if "reply_parameters" in (c.body or {})][:2]
+    assert typo["chat_id"] == 4242 and typo["reply_parameters"]["message_id"] == 61
+    assert typo["text"] == "unknown or expired code"
+    assert decided["reply_parameters"]["message_id"] == 62
+    assert decided["text"] == f"Decided: approve. (case {case_id})"
+    assert service.decisions(case_id)[0].decided_by == "telegram:31"
+
+
+def test_a_slack_webhook_url_stays_with_apprise() -> None:
+    import apprise
+
+    from workers import native_pages, slack_api
+    from workers.channels import Channel
+
+    found = apprise.Apprise()
+    found.add("slack://T1JJ3T3L2/A1BRTD4JD/TIiajkdnlazkcOXrIdevi7/#ops")
+    found.add(f"slack://{SLACK_BOT}/C0TEST")
+    webhook, bot = list(found)
+    assert slack_api.bot_of(webhook) is None
+    assert not native_pages.is_native(Channel("ops", "slack://...", webhook))
+    assert slack_api.bot_of(bot) == slack_api.SlackBot(SLACK_BOT, ("C0TEST",))
