@@ -25,6 +25,7 @@ from models.settings import Settings
 from tests.support.platforms import Call, Platforms, platform_peer
 from tests.support.sink import HttpSink
 from tests.workers.conftest import DESIGN, Harness
+from tests.workers.test_channel_forms import BUTTONS_MARKER
 from workers.inbound.slack import sign
 from workflows.examples import valid_packet
 
@@ -190,13 +191,51 @@ def test_each_platform_gets_its_documented_buttons(service: Harness, peer: Platf
     assert http["method"] == "POST" and http["body"] == f"{code} approve"
     assert http["url"] == "https://escalate.example/v1/inbound/ntfy"
     assert ntfy.body["actions"][2]["url"].startswith(links)
-    if target := os.environ.get("ESCALATE_BUTTONS_DOC"):  # the captures in docs/CHANNELS.md
-        Path(target).write_text(
-            json.dumps(
-                {"slack": slack.body, "telegram": telegram.body, "ntfy": ntfy.body}, indent=2
-            ),
-            encoding="utf-8",
-        )
+    if target := os.environ.get("ESCALATE_CHANNELS_DOC"):  # docs/CHANNELS.md, as received
+        capture(Path(target), slack, telegram, ntfy)
+
+
+def capture(path: Path, slack: Call, telegram: Call, ntfy: Call) -> None:
+    """Replace the button section of docs/CHANNELS.md with what the peer received."""
+    fence = "```"
+    masked = telegram.path.replace(TELEGRAM_BOT, "<bot token>")
+
+    def shown(call: Call) -> str:
+        return json.dumps(call.body, indent=2, ensure_ascii=False)
+
+    parts = [
+        BUTTONS_MARKER,
+        "",
+        "## Chat with buttons: Slack with a bot token, Telegram, ntfy",
+        "",
+        "Captured by `tests/workers/test_buttons.py` (same variable) from a local peer that "
+        "answers as Slack's Web API, Telegram's Bot API and ntfy do. The case offers `approve`, "
+        "a destructive `wipe target` and `stop`: safe options answer in place, the "
+        "destructive one opens its confirm page, and Ack records who is on it. When the case "
+        "ends the page is updated (`chat.update`, `editMessageText` with an empty keyboard, "
+        "an ntfy publish with the same `sequence_id`) and the short notice follows.",
+        "",
+        "### Slack: `POST /api/chat.postMessage` (Authorization: Bearer <bot token>)",
+        "",
+        f"{fence}json",
+        shown(slack),
+        fence,
+        "",
+        f"### Telegram: `POST {masked}`",
+        "",
+        f"{fence}json",
+        shown(telegram),
+        fence,
+        "",
+        "### ntfy: `POST /` (JSON publishing)",
+        "",
+        f"{fence}json",
+        shown(ntfy),
+        fence,
+        "",
+    ]
+    head = path.read_text(encoding="utf-8").partition(BUTTONS_MARKER)[0] if path.exists() else ""
+    path.write_text(head.rstrip("\n") + "\n\n" + "\n".join(parts), encoding="utf-8")
 
 
 def test_a_slack_button_decides_tells_the_presser_and_updates_the_message(

@@ -201,7 +201,7 @@ def capture(path: Path, mail: Any, text: str, html: str, chat: str, ntfy: Any, p
         html.rstrip(),
         fence,
         "",
-        "## Chat (slack://, tgram://, mmost://): a reply on the channel answers",
+        "## Chat (slack:// webhooks, mmost://): a reply on the channel answers",
         "",
         f"{fence}text",
         chat.rstrip(),
@@ -220,4 +220,10 @@ def capture(path: Path, mail: Any, text: str, html: str, chat: str, ntfy: Any, p
         fence,
         "",
     ]
-    path.write_text("\n".join(parts), encoding="utf-8")
+    # tests/workers/test_buttons.py writes the button-carrying pages after this marker.
+    kept = path.read_text(encoding="utf-8").partition(BUTTONS_MARKER) if path.exists() else None
+    tail = kept[1] + kept[2] if kept and kept[1] else ""
+    path.write_text("\n".join(parts) + tail, encoding="utf-8")
+
+
+BUTTONS_MARKER = "<!-- answer buttons: tests/workers/test_buttons.py -->"
