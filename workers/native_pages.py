@@ -33,6 +33,7 @@ from workflows.buttons import (
     slack_settled,
     telegram_keyboard,
 )
+from workflows.notifications import CHAT_ANSWER, CHAT_BUTTONS_ANSWER
 from workflows.stage_results import PAGES, DeliveryState, Purpose
 from workflows.text import one_line
 
@@ -66,6 +67,8 @@ def send(
     settings = runtime.settings
     timeout = settings.send_timeout
     service = channel.service
+    if extras is not None:  # a chat page that carries buttons says so (ntfy's already does)
+        body = body.replace(CHAT_ANSWER, CHAT_BUTTONS_ANSWER, 1)
 
     def attempt() -> SendOutcome:
         if (bot := slack_api.bot_of(service)) is not None:

@@ -16,6 +16,7 @@ from typing import Any
 from workers.platform_http import Posted, post_json
 
 CLOUD = "https://ntfy.sh"  # apprise's ntfy:// without a host publishes there
+PRIORITY = {"min": 1, "low": 2, "default": 3, "high": 4, "max": 5}  # ntfy's JSON numbers
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,7 @@ class NtfyServer:
     base_url: str
     topics: tuple[str, ...]
     headers: Mapping[str, str]
+    fields: Mapping[str, Any]  # what the URL asked of every message (?priority=, ?tags=)
 
 
 def server_of(service: Any) -> NtfyServer | None:
@@ -46,11 +48,19 @@ def server_of(service: Any) -> NtfyServer | None:
     elif user:
         pair = f"{user}:{getattr(service, 'password', '') or ''}".encode()
         headers["Authorization"] = "Basic " + base64.b64encode(pair).decode()
-    return NtfyServer(base, topics, headers)
+    fields: dict[str, Any] = {}
+    priority = PRIORITY.get(str(getattr(service, "priority", "default")))
+    if priority is not None and priority != PRIORITY["default"]:
+        fields["priority"] = priority
+    tags = getattr(service, "_NotifyNtfy__tags", None)  # apprise keeps them name-mangled
+    if tags:
+        fields["tags"] = [str(tag) for tag in tags]
+    return NtfyServer(base, topics, headers, fields)
 
 
 def publish(server: NtfyServer, message: Mapping[str, Any], *, timeout: float) -> Posted:
     """POST one JSON message to the server root, as ntfy documents for JSON publishing."""
+    body = {**server.fields, **message}
     return post_json(
-        server.base_url + "/", message, name="ntfy publish", timeout=timeout, headers=server.headers
+        server.base_url + "/", body, name="ntfy publish", timeout=timeout, headers=server.headers
     )

@@ -145,6 +145,7 @@ def test_each_platform_gets_its_documented_buttons(service: Harness, peer: Platf
     assert slack.body["channel"] == "C0TEST"
     section, actions = slack.body["blocks"]
     assert section["type"] == "section" and section["text"]["type"] == "plain_text"
+    assert "Answer: tap a button, or reply here with the code" in section["text"]["text"]
     assert actions["type"] == "actions"
     buttons = {e["text"]["text"]: e for e in actions["elements"]}
     assert all(e["type"] == "button" and e["action_id"] for e in actions["elements"])
