@@ -9,6 +9,7 @@ that reached some targets and not others keeps their refs: a retry sends only th
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -38,6 +39,8 @@ from workflows.stage_results import PAGES, DeliveryState, Purpose
 from workflows.text import one_line
 
 Ref = dict[str, Any]
+IN_PLACE = ("update:", "edit:")  # steps that change a sent page: best effort
+log = logging.getLogger(__name__)
 
 
 def is_native(channel: Channel) -> bool:
@@ -85,6 +88,10 @@ def send(
             if any(ref.get("key") == key for ref in done):
                 continue  # landed on an earlier try
             posted, ref = step()
+            if posted.state is not DeliveryState.SENT and key.startswith(IN_PLACE):
+                # The page may be gone (deleted, too old to edit): the notice still goes out.
+                log.warning("could not update the page in place: %s", posted.error)
+                continue
             if posted.state is not DeliveryState.SENT:
                 return SendOutcome(posted.state, posted.error, refs=tuple(done))
             done.append({"key": key, **ref})

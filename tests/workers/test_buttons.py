@@ -59,6 +59,10 @@ def settings(tmp_path: Path, sink: HttpSink, peer: Platforms) -> Settings:
         "medium:   {window: 1s, timeout: 2s, recipient: {primary: ops, copies: [ops-log]}",
         "medium:   {window: 60s, timeout: 120s, recipient: ops",
     )
+    design = design.replace(  # low stays quick: its default updates the pages
+        "recipient: ops-low, waiting_behavior: safe_subset",
+        "recipient: ops, waiting_behavior: safe_subset",
+    )
     (tmp_path / "design.yaml").write_text(design, encoding="utf-8")
     urls = [
         f"slack://{SLACK_BOT}/C0TEST",
@@ -503,3 +507,32 @@ def test_a_slack_webhook_url_stays_with_apprise() -> None:
     assert slack_api.bot_of(webhook) is None
     assert not native_pages.is_native(Channel("ops", "slack://...", webhook))
     assert slack_api.bot_of(bot) == slack_api.SlackBot(SLACK_BOT, ("C0TEST",))
+
+
+def test_when_nobody_answers_the_default_updates_every_page_in_place(
+    service: Harness, peer: Platforms
+) -> None:
+    # Given a low case (window 1 s, timeout 2 s, default skip) paged to the three platforms
+    service.send({**valid_packet(), "packet_id": "esc-btn-default", "severity": "low"})
+    case = service.case("run-8842", "esc-btn-default")
+    # When nobody answers, the follow-up and then the default come
+    closed = service.in_state(case.id, "closed", timeout=20)
+    assert closed.outcome == "defaulted"
+    # Then every Slack and Telegram page sent (the first and the follow-up) is updated
+    pages = peer.of("chat.postMessage")
+    asked = [p for p in pages if "blocks" in p.body and len(p.body["blocks"]) == 2]
+    updates = peer.wait_for("chat.update", len(asked))
+    assert {u.body["ts"] for u in updates} == {p.answer["ts"] for p in asked}
+    assert all("the default skip applied" in u.body["text"] for u in updates)
+    sent = [c for c in peer.of("sendMessage") if "inline_keyboard" in str(c.body)]
+    edits = peer.wait_for("editMessageText", len(sent))
+    assert {e.body["message_id"] for e in edits} == {c.answer["result"]["message_id"] for c in sent}
+    assert all(e.body["reply_markup"] == {"inline_keyboard": []} for e in edits)
+    # and ntfy's notice carries the page's sequence id, so it replaces it
+    notice = peer.wait(
+        lambda calls: any(
+            "default skip" in str(c.body.get("message")) for c in calls if c.path == "/"
+        )
+    )
+    [replaced] = [c for c in notice if c.path == "/" and "default skip" in str(c.body["message"])]
+    assert replaced.body["sequence_id"] == f"escalate-{case.id}" and "actions" not in replaced.body
