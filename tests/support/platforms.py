@@ -1,7 +1,8 @@
 """A local HTTP peer that answers as Slack's Web API, Telegram's Bot API and ntfy document.
 
 Paths: `/api/<method>` is Slack (chat.postMessage answers a channel id and a `ts`),
-`/bot<token>/<method>` is Telegram (sendMessage answers a message with its id and chat),
+`/bot<token>/<method>` is Telegram (sendMessage answers a message with its id and chat,
+getUpdates hands out `updates`),
 `/` is ntfy's JSON publishing (answers the message's id), anything else (a Slack
 response_url) answers `ok`. Every request is kept with its headers and JSON body.
 """
@@ -39,6 +40,7 @@ class Platforms:
     calls: list[Call] = field(default_factory=list)
     changed: threading.Condition = field(default_factory=threading.Condition)
     numbers: Iterator[int] = field(default_factory=lambda: itertools.count(100))
+    updates: list[dict[str, Any]] = field(default_factory=list)  # what getUpdates hands out
 
     @property
     def url(self) -> str:
@@ -67,6 +69,9 @@ class Platforms:
         if call.path.startswith("/api/"):
             return {"ok": True, "channel": body.get("channel", "C0"), "ts": f"{number}.000200"}
         if call.path.startswith("/bot"):
+            if call.method == "getUpdates":
+                offset = body.get("offset") or 0
+                return {"ok": True, "result": [u for u in self.updates if u["update_id"] >= offset]}
             if call.method in ("sendMessage", "editMessageText"):
                 chat = body.get("chat_id")
                 message_id = body.get("message_id", number)

@@ -536,3 +536,35 @@ def test_when_nobody_answers_the_default_updates_every_page_in_place(
     )
     [replaced] = [c for c in notice if c.path == "/" and "default skip" in str(c.body["message"])]
     assert replaced.body["sequence_id"] == f"escalate-{case.id}" and "actions" not in replaced.body
+
+
+def test_a_button_pressed_under_long_polling_is_answered_too(
+    service: Harness, peer: Platforms
+) -> None:
+    from workers.inbound.dispatch import MissLimiter, poll_telegram_once
+    from workers.inbound.telegram import TelegramPoller
+    from workers.runtime import runtime_for
+
+    # Given a paged case and, waiting at Telegram, a press of its "approve" button
+    case_id, code = paged(service, peer, "esc-btn-poll")
+    peer.updates.append(
+        {
+            "update_id": 500,
+            "callback_query": {
+                "id": "cbq-poll",
+                "from": {"id": 808, "is_bot": False},
+                "message": {"message_id": 100, "chat": {"id": 4242}},
+                "data": f"{code} approve",
+            },
+        }
+    )
+    # When `escalate telegram-poll` fetches it (getUpdates at the configured API base)
+    runtime = runtime_for(service.app)
+    with TelegramPoller(TELEGRAM_BOT, api_url=peer.url, timeout=0) as poller:
+        [result] = poll_telegram_once(runtime, poller, MissLimiter())
+    # Then it decides, and the press is answered where it was made
+    assert not isinstance(result, Exception) and result.outcome == "decided"
+    assert service.decisions(case_id)[0].decided_by == "telegram:808"
+    [answered] = peer.wait_for("answerCallbackQuery")
+    assert answered.body["callback_query_id"] == "cbq-poll"
+    assert answered.body["text"] == f"Decided: approve. (case {case_id})"
