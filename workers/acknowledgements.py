@@ -14,6 +14,7 @@ from workers.runtime import Runtime
 from workflows.acknowledgements import acknowledgement, read_acknowledgement
 from workflows.errors import NotFound
 from workflows.judgement import ReplyOutcome
+from workflows.secrets import scan_text
 from workflows.states import OPEN_FOR_DECISION, State
 
 
@@ -34,7 +35,7 @@ def _record(
     by: str,
     reason: str,
     now: datetime,
-    via: dict[str, str] | None = None,
+    via: dict[str, object] | None = None,
 ) -> None:
     event = acknowledgement(row.id, State(row.state), by=by, reason=reason)
     add_event(session, row, event.kind, {**event.detail, **(via or {})}, now=now)
@@ -50,6 +51,7 @@ def acknowledge_from_chat(
     by: str,
     channel: str,
     message_id: str | None,
+    verified: bool,
 ) -> Answer | None:
     """'<code> ack' / 'on it' (or an Ack button) on an open case: who is on it, recorded once
     per platform message. None when the words are not an acknowledgement, or the case is no
@@ -62,6 +64,8 @@ def acknowledge_from_chat(
         reading = read_acknowledgement(text, case_of(row).options)
         if reading is None or State(row.state) not in OPEN_FOR_DECISION:
             return None
+        if scan_text(reading.reason):  # the judge withholds it, as any reply with a secret
+            return None
         told = (
             f"Recorded: {by} is on case {row.id}. Nothing is decided; answer with the code "
             "and your choice when you are ready."
@@ -69,7 +73,10 @@ def acknowledge_from_chat(
         if message_id and _seen(session, row.id, channel, message_id):
             return Answer(row.id, ReplyOutcome.DUPLICATE, "Already received this message.")
         reason = reading.reason or f"said so on {channel}"
-        via = {"channel": channel, **({"message_id": message_id} if message_id else {})}
+        # `verified`: the platform vouched for who it is (an ntfy press or a bridge did not).
+        via = {"channel": channel, "verified": verified}
+        if message_id:
+            via["message_id"] = message_id
         _record(session, row, by=by, reason=reason, now=now, via=via)
         return Answer(row.id, ReplyOutcome.ACKNOWLEDGED, told)
 

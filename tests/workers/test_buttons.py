@@ -448,6 +448,7 @@ def test_ack_from_chat_or_a_button_records_who_is_on_it_and_decides_nothing(
         ("slack:U42", "checking totals"),
         ("telegram:777", "said so on telegram"),
     ]
+    assert all(a["verified"] for a in acks)  # both platforms vouched for who it was
     assert service.decisions(case_id) == []
     assert service.in_state(case_id, "awaiting")
     # each is told it was recorded, in their own channel
@@ -460,6 +461,16 @@ def test_ack_from_chat_or_a_button_records_who_is_on_it_and_decides_nothing(
     again = api.post("/v1/inbound/slack", content=body, headers=headers)
     assert again.json()["outcome"] == "duplicate"
     assert len(service.events(case_id, "acknowledged")) == 2
+    # and an ack whose reason holds a secret is withheld like any reply, never stored
+    leaked = api.post(
+        "/v1/inbound/ntfy", content=f"{code} on it, key AKIAIOSFODNN7EXAMPLE".encode()
+    )
+    assert leaked.json()["outcome"] == "withheld"
+    assert len(service.events(case_id, "acknowledged")) == 2
+    assert "AKIAIOSFODNN7EXAMPLE" not in str([e.detail for e in service.events(case_id)])
+    # an ntfy Ack is recorded as unverified: ntfy cannot say who pressed it
+    assert api.post("/v1/inbound/ntfy", content=f"{code} ack".encode()).status_code == 200
+    assert service.events(case_id, "acknowledged")[-1].detail["verified"] is False
 
 
 def test_a_typed_telegram_reply_is_answered_in_a_reply_and_a_typo_is_said_back(

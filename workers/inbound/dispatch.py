@@ -105,6 +105,7 @@ def route_reply(
         by=who,
         channel=message.channel,
         message_id=message.message_id or None,
+        verified=message.verified,
     )
     if acked is not None:
         return acked
