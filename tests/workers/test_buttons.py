@@ -23,6 +23,7 @@ from fastapi.testclient import TestClient
 from api.app import create_app
 from models.settings import Settings
 from tests.support.platforms import Call, Platforms, platform_peer
+from tests.support.services import REDIS, fresh_postgres_database, require
 from tests.support.sink import HttpSink
 from tests.workers.conftest import DESIGN, Harness
 from tests.workers.test_channel_forms import BUTTONS_MARKER
@@ -40,8 +41,14 @@ OPTIONS = [
 
 
 @pytest.fixture
-def backend() -> dict[str, Any]:
-    return {}  # SQLite: the buttons do not depend on the broker or database
+def backend(request: pytest.FixtureRequest) -> Iterator[dict[str, Any]]:
+    """SQLite, or (for the one test that asks) Redis + PostgreSQL."""
+    if getattr(request, "param", "sqlite") == "sqlite":
+        yield {}
+        return
+    require(REDIS, "Redis")
+    with fresh_postgres_database() as url:
+        yield {"database_url": url, "broker_url": f"redis://{REDIS[0]}:{REDIS[1]}/0"}
 
 
 @pytest.fixture
@@ -51,7 +58,7 @@ def peer() -> Iterator[Platforms]:
 
 
 @pytest.fixture
-def settings(tmp_path: Path, sink: HttpSink, peer: Platforms) -> Settings:
+def settings(tmp_path: Path, sink: HttpSink, peer: Platforms, backend: dict[str, Any]) -> Settings:
     """`ops` is one Slack bot channel, one Telegram chat and one ntfy topic, on the peer;
     windows long enough that nothing defaults while a test presses buttons."""
     host = peer.url.removeprefix("http://")
@@ -89,6 +96,7 @@ def settings(tmp_path: Path, sink: HttpSink, peer: Platforms) -> Settings:
         slack_signing_secret=SLACK_SECRET,
         telegram_secret=TELEGRAM_SECRET,
         api_tokens="operator:op-token",
+        **backend,
     )
 
 
@@ -243,6 +251,7 @@ def capture(path: Path, slack: Call, telegram: Call, ntfy: Call) -> None:
     path.write_text(head.rstrip("\n") + "\n\n" + "\n".join(parts), encoding="utf-8")
 
 
+@pytest.mark.parametrize("backend", ["sqlite", "redis-postgres"], indirect=True)
 def test_a_slack_button_decides_tells_the_presser_and_updates_the_message(
     service: Harness, peer: Platforms, api: TestClient
 ) -> None:
