@@ -19,6 +19,7 @@ from models.tables import Delivery
 from workers import ntfy_api, slack_api, telegram_api
 from workers.inbound.common import InboundMessage
 from workers.runtime import Runtime
+from workflows.buttons import slack_text
 from workflows.stage_results import PAGES
 from workflows.text import one_line
 
@@ -84,7 +85,7 @@ def _slack(runtime: Runtime, message: InboundMessage, text: str, case: str | Non
         bot = next((b for s in _case_services(runtime, case) if (b := slack_api.bot_of(s))), None)
         if bot is None or "channel" not in where:
             return  # a webhook-only Slack setup has no way to speak to one person
-        body = {"channel": where["channel"], "user": message.sender, "text": text}
+        body = {"channel": where["channel"], "user": message.sender, **slack_text(text)}
         if "thread_ts" in where:
             body["thread_ts"] = where["thread_ts"]
         posted = slack_api.call(

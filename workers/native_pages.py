@@ -32,6 +32,7 @@ from workflows.buttons import (
     ntfy_actions,
     slack_message,
     slack_settled,
+    slack_text,
     telegram_keyboard,
 )
 from workflows.notifications import CHAT_ANSWER, CHAT_BUTTONS_ANSWER
@@ -196,7 +197,7 @@ def _slack(
                     case_url=extras.case_url,
                 )
             else:
-                message = {"text": text, **({"thread_ts": thread} if thread else {})}
+                message = {**slack_text(text), **({"thread_ts": thread} if thread else {})}
             posted = slack_api.call(
                 api, bot.token, "chat.postMessage", {"channel": target, **message}, timeout=timeout
             )

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from workers.platform_http import Posted, post_json
+from workflows.buttons import slack_text
 
 
 @dataclass(frozen=True)
@@ -47,5 +48,5 @@ def call(
 def respond(response_url: str, text: str, *, timeout: float) -> Posted:
     """Tell the person who pressed a button, only them (an ephemeral message), through the
     interaction's response_url; the original message stays as it is."""
-    body = {"response_type": "ephemeral", "replace_original": False, "text": text}
+    body = {"response_type": "ephemeral", "replace_original": False, **slack_text(text)}
     return post_json(response_url, body, name="slack response_url", timeout=timeout)

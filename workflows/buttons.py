@@ -61,6 +61,17 @@ def answer_buttons(
     return buttons
 
 
+def slack_escaped(text: str) -> str:
+    """Text for a Slack `text` field: the three characters Slack reads as markup escaped,
+    so a run's "<https://evil|click>" stays words (blocks use plain_text instead)."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def slack_text(text: str) -> dict[str, Any]:
+    """A message's `text` as words: escaped, and Slack's markup parsing switched off."""
+    return {"text": slack_escaped(text)[:SLACK_TEXT_LIMIT], "mrkdwn": False}
+
+
 def button_text(token: str, button: Button) -> str:
     """What an answering button sends: the same words a typed reply would."""
     return f"{token} {ACK_WORD if button.press is Press.ACK else button.option}"
@@ -105,7 +116,7 @@ def slack_message(
     )
     text = one_line(title, 150) + "\n" + body
     return {
-        "text": text[:SLACK_TEXT_LIMIT],  # the notification's fallback text
+        **slack_text(text),  # the notification's fallback text
         "blocks": [
             {
                 "type": "section",
@@ -124,7 +135,7 @@ def slack_settled(notice: str) -> dict[str, Any]:
     """chat.update's text and blocks once the case is over: the notice, no buttons left."""
     text = notice[:SLACK_TEXT_LIMIT]
     return {
-        "text": text,
+        **slack_text(notice),
         "blocks": [{"type": "section", "text": {"type": "plain_text", "text": text}}],
     }
 

@@ -99,6 +99,9 @@ def test_slack_text_stays_plain_text_and_buttons_carry_value_and_action_id() -> 
         "text": "[escalate] Decision needed\nQ: <b>*bold*</b>",
         "emoji": False,
     }
+    # the fallback text is escaped and unparsed, so "<https://x|click>" cannot become a link
+    assert message["text"] == "[escalate] Decision needed\nQ: &lt;b&gt;*bold*&lt;/b&gt;"
+    assert message["mrkdwn"] is False
     elements = actions["elements"]
     assert len({e["action_id"] for e in elements}) == len(elements) == 4
     assert elements[0]["value"] == f"{CODE} approve" and elements[0]["style"] == "primary"
