@@ -10,8 +10,6 @@ that reached some targets and not others keeps their refs: a retry sends only th
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
-from typing import Any
 
 from sqlmodel import col, select
 
@@ -22,25 +20,20 @@ from workers import ntfy_api, slack_api, telegram_api
 from workers.answering import answer_links, case_token
 from workers.answers import dangers_of
 from workers.channels import Channel, SendOutcome, retried
-from workers.platform_http import Posted
+from workers.native_steps import (
+    IN_PLACE,
+    Extras,
+    Ref,
+    ntfy_steps,
+    slack_steps,
+    telegram_steps,
+)
 from workers.runtime import Runtime
 from workflows.acknowledgements import read_acknowledgement
-from workflows.buttons import (
-    TELEGRAM_TEXT_LIMIT,
-    Button,
-    answer_buttons,
-    ntfy_actions,
-    slack_message,
-    slack_settled,
-    slack_text,
-    telegram_keyboard,
-)
+from workflows.buttons import NTFY_ACTIONS, SLACK_ELEMENTS, answer_buttons
 from workflows.notifications import CHAT_ANSWER, CHAT_BUTTONS_ANSWER
 from workflows.stage_results import PAGES, DeliveryState, Purpose
-from workflows.text import one_line
 
-Ref = dict[str, Any]
-IN_PLACE = ("update:", "edit:")  # steps that change a sent page: best effort
 log = logging.getLogger(__name__)
 
 
@@ -76,15 +69,17 @@ def send(
 
     def attempt() -> SendOutcome:
         if (bot := slack_api.bot_of(service)) is not None:
-            steps = _slack(settings.slack_api_url, bot, title, body, extras, originals, timeout)
+            steps = slack_steps(
+                settings.slack_api_url, bot, title, body, extras, originals, timeout
+            )
         elif (tg := telegram_api.bot_of(service)) is not None:
-            steps = _telegram(
+            steps = telegram_steps(
                 settings.telegram_api_url, tg, title, body, extras, originals, timeout
             )
         else:
             server = ntfy_api.server_of(service)
             assert server is not None
-            steps = _ntfy(server, delivery, title, body, extras, timeout)
+            steps = ntfy_steps(server, delivery, title, body, extras, timeout)
         for key, step in steps:
             if any(ref.get("key") == key for ref in done):
                 continue  # landed on an earlier try
@@ -106,22 +101,7 @@ def send(
     )
 
 
-class _Extras:
-    """What a page's buttons need: the code, the buttons, each option's link, the case."""
-
-    def __init__(
-        self,
-        token: str,
-        buttons: list[Button],
-        links: Mapping[str, str],
-        case_url: str,
-        inbound: str,
-    ) -> None:
-        self.token, self.buttons, self.links = token, buttons, links
-        self.case_url, self.inbound = case_url, inbound
-
-
-def _page_extras(runtime: Runtime, delivery: Delivery) -> _Extras:
+def _page_extras(runtime: Runtime, delivery: Delivery) -> Extras:
     settings = runtime.settings
     public = settings.resolved_public_url
     with transaction(runtime.engine) as session:
@@ -135,8 +115,9 @@ def _page_extras(runtime: Runtime, delivery: Delivery) -> _Extras:
     links = answer_links(runtime.answer_key, public, delivery.escalation_id, labels, via=tag)
     # An Ack button only where "ack" cannot be read as one of the case's options.
     ack = read_acknowledgement("ack", options) is not None
-    limit = 3 if delivery.target.startswith(("ntfy://", "ntfys://")) else 24
-    return _Extras(
+    ntfy = delivery.target.startswith(("ntfy://", "ntfys://"))
+    limit = NTFY_ACTIONS if ntfy else SLACK_ELEMENTS - 1  # Slack's last one opens the case
+    return Extras(
         token,
         answer_buttons(options, destructive, ack=ack, limit=limit),
         links,
@@ -158,148 +139,3 @@ def _originals(runtime: Runtime, delivery: Delivery) -> list[Ref]:
             .order_by(col(Delivery.id))
         ).all()
         return [dict(ref) for row in rows for ref in row.platform_refs or []]
-
-
-Step = tuple[str, Callable[[], tuple[Posted, Ref]]]
-
-
-def _slack(
-    api: str,
-    bot: slack_api.SlackBot,
-    title: str,
-    body: str,
-    extras: _Extras | None,
-    originals: list[Ref],
-    timeout: float,
-) -> list[Step]:
-    steps: list[Step] = []
-    text = one_line(title, 150) + "\n" + body
-    for ref in originals:  # the page, updated: the outcome in place of the question
-        if "ts" not in ref:
-            continue
-
-        def update(ref: Ref = ref) -> tuple[Posted, Ref]:
-            message = {"channel": ref["channel"], "ts": ref["ts"], **slack_settled(text)}
-            return slack_api.call(api, bot.token, "chat.update", message, timeout=timeout), {}
-
-        steps.append((f"update:{ref['channel']}:{ref['ts']}", update))
-    for target in bot.channels:
-        thread = next((r["ts"] for r in originals if r.get("to") == target and "ts" in r), None)
-
-        def post(target: str = target, thread: str | None = thread) -> tuple[Posted, Ref]:
-            if extras is not None:
-                message: dict[str, Any] = slack_message(
-                    title,
-                    body,
-                    extras.buttons,
-                    token=extras.token,
-                    links=extras.links,
-                    case_url=extras.case_url,
-                )
-            else:
-                message = {**slack_text(text), **({"thread_ts": thread} if thread else {})}
-            posted = slack_api.call(
-                api, bot.token, "chat.postMessage", {"channel": target, **message}, timeout=timeout
-            )
-            where = {"to": target, "channel": posted.data.get("channel", target)}
-            return posted, where | ({"ts": posted.data["ts"]} if "ts" in posted.data else {})
-
-        steps.append((f"post:{target}", post))
-    return steps
-
-
-def _telegram(
-    api: str,
-    bot: telegram_api.TelegramBot,
-    title: str,
-    body: str,
-    extras: _Extras | None,
-    originals: list[Ref],
-    timeout: float,
-) -> list[Step]:
-    steps: list[Step] = []
-    text = (one_line(title, 150) + "\n" + body)[:TELEGRAM_TEXT_LIMIT]
-    for ref in originals:  # the keyboard goes with the question: nothing left to press
-
-        def edit(ref: Ref = ref) -> tuple[Posted, Ref]:
-            message = {
-                "chat_id": ref["chat_id"],
-                "message_id": ref["message_id"],
-                "text": text,
-                "reply_markup": {"inline_keyboard": []},
-            }
-            posted = telegram_api.call(api, bot.token, "editMessageText", message, timeout=timeout)
-            if "not modified" in str(posted.data.get("description", "")):
-                posted = Posted(DeliveryState.SENT, posted.data)  # done on an earlier try
-            return posted, {}
-
-        steps.append((f"edit:{ref['chat_id']}:{ref['message_id']}", edit))
-    for chat, topic in bot.chats:
-        replied = next((r for r in originals if r.get("to") == chat), None)
-
-        def post(
-            chat: str = chat, topic: int | None = topic, replied: Ref | None = replied
-        ) -> tuple[Posted, Ref]:
-            message: dict[str, Any] = {
-                "chat_id": chat,
-                "text": text,
-                "link_preview_options": {"is_disabled": True},
-            }
-            if topic is not None:
-                message["message_thread_id"] = topic
-            if extras is not None:
-                message["reply_markup"] = telegram_keyboard(
-                    extras.buttons, token=extras.token, links=extras.links, case_url=extras.case_url
-                )
-            elif replied is not None:
-                message["reply_parameters"] = {
-                    "message_id": replied["message_id"],
-                    "allow_sending_without_reply": True,
-                }
-            posted = telegram_api.call(api, bot.token, "sendMessage", message, timeout=timeout)
-            result = posted.data.get("result") or {}
-            where: Ref = {"to": chat}
-            if isinstance(result, dict) and "message_id" in result:
-                chat_id = (result.get("chat") or {}).get("id", chat)
-                where |= {"chat_id": chat_id, "message_id": result["message_id"]}
-            return posted, where
-
-        steps.append((f"post:{chat}", post))
-    return steps
-
-
-def _ntfy(
-    server: ntfy_api.NtfyServer,
-    delivery: Delivery,
-    title: str,
-    body: str,
-    extras: _Extras | None,
-    timeout: float,
-) -> list[Step]:
-    # One sequence id per case and channel: the follow-up and the notice replace the page.
-    sequence = f"escalate-{delivery.escalation_id}"
-    steps: list[Step] = []
-    for topic in server.topics:
-
-        def publish(topic: str = topic) -> tuple[Posted, Ref]:
-            message: dict[str, Any] = {
-                "topic": topic,
-                "title": title,
-                "message": body,
-                "sequence_id": sequence,
-            }
-            if extras is not None:
-                message["click"] = extras.case_url
-                message["actions"] = ntfy_actions(
-                    extras.buttons,
-                    token=extras.token,
-                    inbound_url=extras.inbound,
-                    links=extras.links,
-                )
-            return ntfy_api.publish(server, message, timeout=timeout), {
-                "to": topic,
-                "sequence_id": sequence,
-            }
-
-        steps.append((f"publish:{topic}", publish))
-    return steps
