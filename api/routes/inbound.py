@@ -35,12 +35,17 @@ PLATFORM_ANSWERS: dict[int | str, dict[str, Any]] = {
 def _answered(
     runtime: Runtime, limiter: MissLimiter, message: InboundMessage, caller: str | None
 ) -> JSONResponse:
-    """The reply judged and recorded; its sender told in their channel after we answer."""
+    """The reply judged and recorded; its sender told in their channel after we answer.
+
+    A Slack button press is always answered 200 (Slack shows the presser an error for any
+    other status): what became of it goes to them through its response_url instead.
+    """
     try:
         result = route_reply(runtime, limiter, message, caller=caller)
     except (NotFound, InvalidInput) as refused:  # said back too: a typo is not a silence
         told = BackgroundTask(feedback.tell, runtime, message, str(refused), None)
-        return JSONResponse(error_body(refused), status_of_error(refused), background=told)
+        status = _ok_for_buttons(message, status_of_error(refused))
+        return JSONResponse(error_body(refused), status, background=told)
     told = BackgroundTask(
         feedback.tell,
         runtime,
@@ -50,7 +55,11 @@ def _answered(
         duplicate=result.outcome is ReplyOutcome.DUPLICATE,
     )
     body = inbound_answer(result).model_dump(mode="json")
-    return JSONResponse(body, status_of(result), background=told)
+    return JSONResponse(body, _ok_for_buttons(message, status_of(result)), background=told)
+
+
+def _ok_for_buttons(message: InboundMessage, status: int) -> int:
+    return 200 if "response_url" in message.answer_to else status
 
 
 def _from_platform(
