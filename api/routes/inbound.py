@@ -37,8 +37,10 @@ def _answered(
 ) -> JSONResponse:
     """The reply judged and recorded; its sender told in their channel after we answer.
 
-    A Slack button press is always answered 200 (Slack shows the presser an error for any
-    other status): what became of it goes to them through its response_url instead.
+    A Slack button press and a Telegram webhook update are answered 200 whatever became of
+    them (Slack shows the presser an error for any other status; Telegram sends the update
+    again, and a mistyped code would count as a miss each time): the outcome is in the body,
+    and the sender is told in their chat.
     """
     try:
         result = route_reply(runtime, limiter, message, caller=caller)
@@ -59,7 +61,8 @@ def _answered(
 
 
 def _ok_for_buttons(message: InboundMessage, status: int) -> int:
-    return 200 if "response_url" in message.answer_to else status
+    told_in_chat = "response_url" in message.answer_to or message.channel == "telegram"
+    return 200 if told_in_chat else status
 
 
 def _from_platform(
