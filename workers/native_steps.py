@@ -53,6 +53,7 @@ def slack_steps(
     originals: list[Ref],
     timeout: float,
 ) -> list[Step]:
+    """chat.update for each page of the case (a notice), then chat.postMessage per channel."""
     steps: list[Step] = []
     text = one_line(title, 150) + "\n" + body
     for ref in originals:  # the page, updated: the outcome in place of the question
@@ -98,9 +99,12 @@ def telegram_steps(
     originals: list[Ref],
     timeout: float,
 ) -> list[Step]:
+    """editMessageText for each page of the case (a notice), then sendMessage per chat."""
     steps: list[Step] = []
     text = (one_line(title, 150) + "\n" + body)[:TELEGRAM_TEXT_LIMIT]
     for ref in originals:  # the keyboard goes with the question: nothing left to press
+        if "message_id" not in ref:
+            continue
 
         def edit(ref: Ref = ref) -> tuple[Posted, Ref]:
             message = {
