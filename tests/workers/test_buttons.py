@@ -247,7 +247,48 @@ def capture(path: Path, slack: Call, telegram: Call, ntfy: Call) -> None:
         fence,
         "",
     ]
-    head = path.read_text(encoding="utf-8").partition(BUTTONS_MARKER)[0] if path.exists() else ""
+    old = path.read_text(encoding="utf-8") if path.exists() else ""
+    head = old.partition(BUTTONS_MARKER)[0]
+    ending = "".join(old.partition(ENDING_MARKER)[1:])  # written by the default's test
+    text = head.rstrip("\n") + "\n\n" + "\n".join(parts)
+    path.write_text(text + ("\n" + ending if ending else ""), encoding="utf-8")
+
+
+ENDING_MARKER = "<!-- when the case ends: tests/workers/test_buttons.py -->"
+
+
+def capture_ending(path: Path, update: Call, edit: Call, notice: Call) -> None:
+    """Replace the 'when the case ends' part of docs/CHANNELS.md with what the peer got."""
+    fence = "```"
+
+    def shown(call: Call) -> list[str]:
+        return [f"{fence}json", json.dumps(call.body, indent=2, ensure_ascii=False), fence, ""]
+
+    parts = [
+        ENDING_MARKER,
+        "",
+        "### When the case ends (here: nobody answered, the default applied)",
+        "",
+        "Slack `chat.update` of the page (its buttons gone):",
+        "",
+        *shown(update),
+        "Telegram `editMessageText` of the page (an empty keyboard):",
+        "",
+        *shown(edit),
+        "ntfy: the notice, published with the page's `sequence_id` (it replaces the page on "
+        "ntfy 2.16 and later):",
+        "",
+        *shown(notice),
+        'The person who answered is told too: Slack `{"response_type": "ephemeral", '
+        '"replace_original": false, "text": "Decided: approve. (case …)", "mrkdwn": false}` '
+        "to the press's `response_url` (or `chat.postEphemeral` for a typed reply), Telegram "
+        '`answerCallbackQuery` `{"callback_query_id": …, "text": "Decided: stop. (case …)"}` '
+        "(or a `sendMessage` with `reply_parameters` for a typed one), ntfy a publish titled "
+        "`[escalate] Your answer`.",
+        "",
+    ]
+    old = path.read_text(encoding="utf-8") if path.exists() else ""
+    head = old.partition(ENDING_MARKER)[0]
     path.write_text(head.rstrip("\n") + "\n\n" + "\n".join(parts), encoding="utf-8")
 
 
@@ -560,6 +601,8 @@ def test_when_nobody_answers_the_default_updates_every_page_in_place(
     )
     [replaced] = [c for c in notice if c.path == "/" and "default skip" in str(c.body["message"])]
     assert replaced.body["sequence_id"] == f"escalate-{case.id}" and "actions" not in replaced.body
+    if target := os.environ.get("ESCALATE_CHANNELS_DOC"):
+        capture_ending(Path(target), updates[0], edits[0], replaced)
 
 
 def test_a_button_pressed_under_long_polling_is_answered_too(
