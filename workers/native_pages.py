@@ -117,9 +117,16 @@ def _page_extras(runtime: Runtime, delivery: Delivery) -> Extras:
     ack = read_acknowledgement("ack", options) is not None
     ntfy = delivery.target.startswith(("ntfy://", "ntfys://"))
     limit = NTFY_ACTIONS if ntfy else SLACK_ELEMENTS - 1  # Slack's last one opens the case
+    # A press must have a way back: Slack's signing secret, Telegram's webhook or poller.
+    if delivery.target.startswith("slack://"):
+        answers_back = bool(settings.slack_signing_secret)
+    elif delivery.target.startswith(("tgram://", "tgrams://")):
+        answers_back = bool(settings.telegram_secret or settings.telegram_bot_token)
+    else:
+        answers_back = True  # ntfy's http action reaches our public URL
     return Extras(
         token,
-        answer_buttons(options, destructive, ack=ack, limit=limit),
+        answer_buttons(options, destructive, ack=ack, limit=limit, answers_back=answers_back),
         links,
         f"{public}/dashboard/cases/{delivery.escalation_id}",
         f"{public}/v1/inbound/ntfy",

@@ -42,6 +42,7 @@ class Button:
     label: str
     press: Press
     option: str = ""
+    destructive: bool = False  # shown as such (Slack's "danger" style)
 
 
 def answer_buttons(
@@ -50,11 +51,20 @@ def answer_buttons(
     *,
     ack: bool,
     limit: int,
+    answers_back: bool = True,
 ) -> list[Button]:
     """Safe options first (each answers), then destructive ones (each opens its confirm
-    page), then Ack when asked for and room is left; at most `limit`."""
-    safe = [Button(o.label, Press.ANSWER, o.label) for o in options if o.label not in destructive]
-    risky = [Button(o.label, Press.CONFIRM, o.label) for o in options if o.label in destructive]
+    page), then Ack when asked for and room is left; at most `limit`. When a press could not
+    reach us (`answers_back` False: the platform's inbound path is not configured), every
+    option opens its answer link instead, and there is no Ack."""
+    press = Press.ANSWER if answers_back else Press.CONFIRM
+    ack = ack and answers_back
+    safe = [Button(o.label, press, o.label) for o in options if o.label not in destructive]
+    risky = [
+        Button(o.label, Press.CONFIRM, o.label, destructive=True)
+        for o in options
+        if o.label in destructive
+    ]
     buttons = (safe + risky)[:limit]
     if ack and len(buttons) < limit:
         buttons.append(Button("Ack: I'm on it", Press.ACK))
@@ -100,7 +110,9 @@ def slack_message(
             "action_id": f"escalate-{button.press}-{index}",
         }
         if button.press is Press.CONFIRM:
-            element |= {"url": links[button.option], "style": "danger"}
+            element["url"] = links[button.option]
+            if button.destructive:
+                element["style"] = "danger"
         else:
             element["value"] = button_text(token, button)
             if button.press is Press.ANSWER and index == 0:

@@ -108,3 +108,17 @@ def test_slack_text_stays_plain_text_and_buttons_carry_value_and_action_id() -> 
     assert elements[1]["url"] == LINKS["wipe"] and "value" not in elements[1]
     assert elements[2]["value"] == f"{CODE} ack"
     assert all(len(e["text"]["text"]) <= 75 for e in elements)
+
+
+def test_with_no_way_back_every_option_opens_its_answer_link() -> None:
+    # Given a platform whose inbound path is not configured (no signing secret, no webhook)
+    buttons = answer_buttons(
+        options("approve", "wipe"), frozenset({"wipe"}), ack=True, limit=24, answers_back=False
+    )
+    # Then no button answers in place (a press would be lost) and there is no Ack
+    assert [(b.option, b.press) for b in buttons] == [
+        ("approve", Press.CONFIRM),
+        ("wipe", Press.CONFIRM),
+    ]
+    keyboard = telegram_keyboard(buttons, token=CODE, links=LINKS, case_url="https://e.example/c")
+    assert all("callback_data" not in key for row in keyboard["inline_keyboard"] for key in row)
