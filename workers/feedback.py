@@ -38,8 +38,9 @@ def tell(
     duplicate: bool = False,
 ) -> None:
     """Send `said` back to the sender of `message`; never raises. A platform's second
-    delivery of one message (`duplicate`) was answered the first time: nothing is sent."""
-    if duplicate:
+    delivery of one message (`duplicate`, or marked `told`) was answered the first time:
+    nothing is sent."""
+    if duplicate or message.answer_to.get("told"):
         return
     text = one_line(said, 600) + (f" (case {escalation_id})" if escalation_id else "")
     try:

@@ -123,7 +123,11 @@ async def inbound_slack(request: Request, runtime: RuntimeDep, limiter: LimiterD
 
     def read() -> InboundMessage | dict[str, str]:
         slack.verify(secret, request.headers, raw, now=time.time())
-        return slack.parse(raw, request.headers.get("content-type", ""))
+        message = slack.parse(raw, request.headers.get("content-type", ""))
+        if isinstance(message, InboundMessage) and request.headers.get(slack.RETRY_HEADER):
+            # Slack resends an event it got no 2xx for: its sender was told the first time.
+            message = replace(message, answer_to={**message.answer_to, "told": True})
+        return message
 
     return await run_in_threadpool(_from_platform, runtime, limiter, read)
 

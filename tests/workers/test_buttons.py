@@ -509,10 +509,21 @@ def test_ack_from_chat_or_a_button_records_who_is_on_it_and_decides_nothing(
     assert ephemeral.body["text"].startswith(f"Recorded: slack:U42 is on case {case_id}.")
     [toast] = peer.wait_for("answerCallbackQuery")
     assert toast.body["text"].startswith(f"Recorded: telegram:777 is on case {case_id}.")
-    # Slack's retry of the typed message records nothing more
+    # Slack's retry of the typed message records nothing more, and tells nobody again
     again = api.post("/v1/inbound/slack", content=body, headers=headers)
     assert again.json()["outcome"] == "duplicate"
     assert len(service.events(case_id, "acknowledged")) == 2
+    wrong = "0" * 10 if code != "0" * 10 else "1" * 10
+    typo = json.dumps({**event, "event": {**event["event"], "text": f"{wrong} approve"}})
+    for retry in ("", "1"):  # Slack's first delivery, then its retry of the 404
+        stamp = str(int(time.time()))
+        signed = {**headers, "X-Slack-Signature": sign(SLACK_SECRET, stamp, typo.encode())}
+        signed["X-Slack-Request-Timestamp"] = stamp
+        if retry:
+            signed["X-Slack-Retry-Num"] = retry
+        assert api.post("/v1/inbound/slack", content=typo, headers=signed).status_code == 404
+    told = [c.body["text"] for c in peer.of("chat.postEphemeral")]
+    assert told.count("unknown or expired code") == 1
     # and an ack whose reason holds a secret is withheld like any reply, never stored
     leaked = api.post(
         "/v1/inbound/ntfy", content=f"{code} on it, key AKIAIOSFODNN7EXAMPLE".encode()

@@ -15,6 +15,7 @@ from workflows.errors import Ignored, InboundRejected, Rejection
 
 SIGNATURE_HEADER = "X-Slack-Signature"
 TIMESTAMP_HEADER = "X-Slack-Request-Timestamp"
+RETRY_HEADER = "X-Slack-Retry-Num"  # set on Slack's second and later deliveries of an event
 REPLAY_WINDOW = 300  # seconds either side of now, as slack_sdk's SignatureVerifier allows
 # A thread reply also "sent to channel" is still the operator typing; other subtypes
 # (message_changed, message_deleted, bot_message, channel_join, ...) are not replies.
