@@ -58,6 +58,14 @@ class Settings(BaseSettings):
     telegram_bot_token: str | None = Field(
         default=None, description="Bot token for `escalate telegram-poll` (no public URL needed)."
     )
+    slack_api_url: str = Field(
+        default="https://slack.com/api",
+        description="Slack Web API base (chat.postMessage, chat.update) for slack:// bot URLs.",
+    )
+    telegram_api_url: str = Field(
+        default="https://api.telegram.org",
+        description="Telegram Bot API base (sendMessage, editMessageText, answerCallbackQuery).",
+    )
     link_max_age: float = Field(
         default=7 * 86400, gt=0, description="Seconds an answer link stays valid."
     )

@@ -127,6 +127,11 @@ class Delivery(SQLModel, table=True):
     title: str = ""
     body: str = ""
     payload: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON))
+    # Where a native Slack/Telegram/ntfy send landed (channel and ts, chat and message id):
+    # what the case's end updates in place. Never a token.
+    platform_refs: list[dict[str, Any]] | None = Field(
+        default=None, sa_column=Column(JSON, nullable=True)
+    )
     state: DeliveryState = _enum(DeliveryState, 16, default=DeliveryState.PENDING)
     attempts: int = 0
     last_error: str | None = None
