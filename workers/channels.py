@@ -137,10 +137,6 @@ def dev_apprise_config(settings: Settings, tags: set[str]) -> Path:
     return path
 
 
-def is_ntfy(channel: Channel) -> bool:
-    return str(channel.name).startswith(("ntfy://", "ntfys://"))
-
-
 @dataclass(frozen=True)
 class Page:
     """What one send carries: the title, the text, an HTML twin for mail, the notify type."""

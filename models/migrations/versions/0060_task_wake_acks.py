@@ -1,7 +1,7 @@
 """task wake acknowledgements: a task's wake is acknowledged and redelivered like a case's
 
 Revision ID: 0060
-Revises: 0032
+Revises: 0050
 Create Date: 2026-12-01 11:45:00
 """
 
@@ -13,7 +13,7 @@ from alembic import op
 
 
 revision = '0060'
-down_revision = '0032'
+down_revision = '0050'
 branch_labels = None
 depends_on = None
 
