@@ -216,7 +216,9 @@ def test_a_task_wake_nobody_acknowledges_is_sent_again_then_its_blockers_show_no
     service.wait(lambda _s: service.events(question, "not_resumed"), timeout=40, what="the flag")
     # Then the wake was sent three times (once, then twice again), each carrying the decision
     lines = wait_until(
-        lambda: (found := seen.read_text().splitlines()) and len(found) >= 3 and found,
+        lambda: (
+            seen.exists() and (found := seen.read_text().splitlines()) and len(found) >= 3 and found
+        ),
         timeout=20,
         what="three runs of the agent",
     )
