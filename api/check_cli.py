@@ -3,53 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import sys
-import types
 from pathlib import Path
 from typing import Any
 
 EXIT_PASS, EXIT_FAIL, EXIT_UNREADABLE = 0, 1, 2
-# Imported by detect-secrets at load time but used only to verify secrets online, sign those
-# requests, hash baselines and scan files with git in parallel: nothing a check does.
-# Deferred until first used, they cost nothing here, where they were most of the check's
-# start (requests pulls in urllib3, ssl, http.client and email). With each, the names
-# detect-secrets reads at import time only to annotate its verify functions
-# (`-> requests.Response`), which need no real value.
-DEFERRED: dict[str, tuple[str, ...]] = {
-    "requests": ("Response",),
-    "multiprocessing": (),
-    "subprocess": (),
-    "hashlib": (),
-    "hmac": (),
-}
-
-
-class _Deferred(types.ModuleType):
-    """Stands in for a module until one of its attributes is read, then imports it for real."""
-
-    def __getattr__(self, attr: str) -> Any:
-        # Only names this stand-in lacks land here: the first one swaps the real module in.
-        name = self.__name__
-        if sys.modules.get(name) is self:
-            del sys.modules[name]
-        real = importlib.import_module(name)
-        self.__dict__.update(real.__dict__)
-        return getattr(real, attr)
-
-
-def defer_unused_imports(deferred: dict[str, tuple[str, ...]] = DEFERRED) -> None:
-    """Put a stand-in for each module not yet imported; it imports the module when used."""
-    for name, annotated in deferred.items():
-        if name in sys.modules:
-            continue
-        stand_in = _Deferred(name)
-        # The import statement reads __spec__ (is it initialising?): a real one, found.
-        stand_in.__spec__ = importlib.util.find_spec(name)
-        for attr in annotated:
-            setattr(stand_in, attr, type(attr, (), {"__module__": f"{name} (not loaded)"}))
-        sys.modules[name] = stand_in
 
 
 def read_packet(path: str) -> Any:
@@ -67,6 +26,8 @@ def run_check(
     write: str | None = None,
 ) -> int:
     """Print the SPEC §1 report (or JSON) for one packet; return 0 PASS, 1 FAIL, 2 unreadable."""
+    from api.check_imports import defer_unused_imports
+
     defer_unused_imports()
     from workflows import examples
     from workflows.packet_checks import check_packet, render_json, render_report

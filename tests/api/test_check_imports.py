@@ -18,7 +18,8 @@ import pytest
 from workflows.examples import valid_packet
 
 # The service's stack and what detect-secrets drags in for checks a packet check never makes
-# (verifying secrets online, scanning files with git in parallel).
+# (verifying secrets online, scanning files with git in parallel). pydantic_core is not here:
+# it runs the packet's schema (workflows/packet_schema.py); the pydantic package is.
 HEAVY = (
     "fastapi",
     "starlette",
@@ -31,7 +32,6 @@ HEAVY = (
     "redis",
     "apprise",
     "pydantic",
-    "pydantic_core",
     "pydantic_settings",
     "typer",
     "click",
@@ -58,7 +58,7 @@ _DRIVER = """\
 import atexit, json, sys
 out = sys.argv[1]
 def dump():
-    loaded = [n for n, m in sys.modules.items() if type(m).__name__ != "_Deferred"]
+    loaded = [n for n, m in sys.modules.items() if type(m).__name__ != "Deferred"]
     open(out, "w").write(json.dumps(sorted(loaded)))
 atexit.register(dump)
 sys.argv = ["escalate", "check", *sys.argv[2:]]
@@ -98,12 +98,14 @@ def test_given_a_check_when_it_exits_then_no_heavy_package_was_imported(
     assert "detect_secrets" in modules  # the scan ran, so the test is not vacuous
     heavy = sorted(m for m in modules if m.split(".")[0] in HEAVY)
     assert heavy == []
+    assert "pydantic_core._pydantic_core" in modules  # the packet's schema ran...
+    assert "pydantic_core.core_schema" not in modules  # ...on the compiled core alone
 
 
 def test_given_a_deferred_module_when_used_then_it_is_the_real_one(tmp_path: Path) -> None:
     # Given: the check's stand-ins, in a fresh interpreter
     code = (
-        "import sys; from api.check_cli import defer_unused_imports; defer_unused_imports();"
+        "import sys; from api.check_imports import defer_unused_imports; defer_unused_imports();"
         "import subprocess, hashlib;"
         "print(subprocess.run(['true']).returncode, hashlib.sha256(b'x').hexdigest()[:8],"
         " type(sys.modules['subprocess']).__name__)"
@@ -112,3 +114,19 @@ def test_given_a_deferred_module_when_used_then_it_is_the_real_one(tmp_path: Pat
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     # Then
     assert done.stdout.split() == ["0", "2d711642", "module"]
+
+
+def test_given_the_stand_ins_when_pydantic_is_imported_then_it_works_whole() -> None:
+    # Given: the check's stand-ins and the packet schema on the compiled core alone
+    code = (
+        "from api.check_imports import defer_unused_imports; defer_unused_imports();"
+        "from workflows.packet_checks import check_packet;"
+        "from pydantic import BaseModel, ValidationError\n"
+        "class M(BaseModel):\n    x: int\n"
+        "try:\n    M(x='no')\nexcept ValidationError as e:\n    print(e.error_count())\n"
+        "print(check_packet({}).passed)"
+    )
+    # When
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    # Then
+    assert done.stdout.split() == ["1", "False"]
