@@ -26,9 +26,6 @@ def run_check(
     write: str | None = None,
 ) -> int:
     """Print the SPEC §1 report (or JSON) for one packet; return 0 PASS, 1 FAIL, 2 unreadable."""
-    from api.check_imports import defer_unused_imports
-
-    defer_unused_imports()
     from workflows import examples
     from workflows.packet_checks import check_packet, render_json, render_report
     from workflows.secrets import find_secrets
@@ -82,6 +79,11 @@ def main(argv: list[str]) -> int:
         help="With --make-fixture or --make-valid: also write that example packet to FILE.",
     )
     args = parser.parse_args(argv)  # usage errors exit 2, like an unreadable packet
+    # Only here, in the command's own short process: library callers of run_check keep their
+    # modules as they are.
+    from api.check_imports import defer_unused_imports
+
+    defer_unused_imports()
     return run_check(
         args.packet,
         make_fixture=args.make_fixture,

@@ -1,7 +1,8 @@
 """`escalate check` against the design document's reference checker, same interpreter (#16.5).
 
 A shell loop pays a check's start on every pass, so the figure is wall time per run: both
-commands alternate, RUNS times each (default 10), after one warm-up run of each.
+commands alternate, RUNS times each (default 10), after one warm-up run of each. The CPU
+time (user + system) is printed too: on a shared machine it moves less than the wall time.
 
 Run: .venv/bin/python bench/check_cli.py [RUNS]
 """
@@ -9,6 +10,7 @@ Run: .venv/bin/python bench/check_cli.py [RUNS]
 from __future__ import annotations
 
 import json
+import resource
 import statistics
 import subprocess
 import sys
@@ -25,26 +27,34 @@ from workflows.examples import valid_packet  # noqa: E402
 ESCALATE = str(Path(sys.executable).parent / "escalate")
 
 
-def wall(command: list[str]) -> float:
+def timed(command: list[str]) -> tuple[float, float]:
+    """Wall and CPU seconds of one run of `command`."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run(command, capture_output=True, check=False)
-    return time.perf_counter() - start
+    elapsed = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return elapsed, cpu
 
 
 def compare(label: str, ours: list[str], reference: list[str], runs: int) -> None:
-    wall(ours), wall(reference)  # warm the page cache and .pyc files, as a loop's 2nd pass
-    mine: list[float] = []
-    theirs: list[float] = []
+    timed(ours), timed(reference)  # warm the page cache and .pyc files, as a loop's 2nd pass
+    mine: list[tuple[float, float]] = []
+    theirs: list[tuple[float, float]] = []
     for _ in range(runs):
-        mine.append(wall(ours))
-        theirs.append(wall(reference))
-    ratio = statistics.median(mine) / statistics.median(theirs)
-    for name, times in (("escalate check", mine), ("reference", theirs)):
-        print(
-            f"{label:<12} {name:<15} median {statistics.median(times) * 1000:6.1f} ms "
-            f"(min {min(times) * 1000:.1f}, max {max(times) * 1000:.1f}) over {runs} runs"
-        )
-    print(f"{label:<12} ratio          {ratio:.2f}x (target <= 2.5x)")
+        mine.append(timed(ours))
+        theirs.append(timed(reference))
+    for measure, index in (("wall", 0), ("cpu", 1)):
+        ours_ms = [run[index] * 1000 for run in mine]
+        ref_ms = [run[index] * 1000 for run in theirs]
+        for name, times in (("escalate check", ours_ms), ("reference", ref_ms)):
+            print(
+                f"{label:<12} {measure:<4} {name:<15} median {statistics.median(times):6.1f} ms "
+                f"(min {min(times):.1f}, max {max(times):.1f}) over {runs} runs"
+            )
+        ratio = statistics.median(ours_ms) / statistics.median(ref_ms)
+        print(f"{label:<12} {measure:<4} ratio           {ratio:.2f}x (target <= 2.5x)")
 
 
 def main() -> None:

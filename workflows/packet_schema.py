@@ -81,15 +81,27 @@ def _text(description: str | None = None) -> CoreSchema:
 
 
 def _enum(vocabulary: type[StrEnum]) -> CoreSchema:
-    # Literal values, not the enum: a check compares text, as JSON carries it.
-    return {"type": "literal", "expected": [member.value for member in vocabulary]}
+    # Literal values, not the enum: a check compares text, as JSON carries it. Named like
+    # the enum, the API documents it as the same component the other models use.
+    name = vocabulary.__name__
+    return {
+        "type": "literal",
+        "expected": [member.value for member in vocabulary],
+        "ref": name,
+        "metadata": {"pydantic_js_updates": {"title": name}},
+    }
 
 
 def _list(items: CoreSchema, *, min_length: int = 0) -> CoreSchema:
-    return {"type": "list", "items_schema": items, "min_length": min_length, "strict": True}
+    shape: dict[str, Any] = {"type": "list", "items_schema": items, "strict": True}
+    if min_length:
+        shape["min_length"] = min_length
+    return shape  # type: ignore[return-value]
 
 
-def _record(fields: dict[str, Any], name: str, *, extra: Literal["allow", "ignore"]) -> CoreSchema:
+def _record(
+    fields: dict[str, Any], name: str, description: str, *, extra: Literal["allow", "ignore"]
+) -> CoreSchema:
     return {
         "type": "typed-dict",
         "fields": fields,
@@ -97,6 +109,7 @@ def _record(fields: dict[str, Any], name: str, *, extra: Literal["allow", "ignor
         "extra_behavior": extra,
         "ref": name,
         "cls_name": name,
+        "metadata": {"pydantic_js_updates": {"title": name, "description": description}},
     }
 
 
@@ -113,6 +126,7 @@ def _evidence() -> CoreSchema:
             "ref": _field(_text("a link, artifact path, test id or log path")),
         },
         "Evidence",
+        "A reference the figures in trigger_detail come from.",
         extra="ignore",
     )
     return _list(entry, min_length=1)
@@ -146,7 +160,9 @@ def packet_schema(*, design_filled: bool = False) -> CoreSchema:
             required=not optional,
             description=_DESCRIPTIONS.get(name),
         )
-    return _record(fields, "Packet" if design_filled else "CheckedPacket", extra="allow")
+    name = "Packet" if design_filled else "CheckedPacket"
+    about = "One escalation: one recipient, one requested decision (SPEC §1)."
+    return _record(fields, name, about, extra="allow")
 
 
 _VALIDATOR = SchemaValidator(packet_schema())
