@@ -226,8 +226,3 @@ def _fault(error: ErrorDetails, packet: object) -> Problem:
             return Problem(name, "empty list" if empty else "missing or not a list")
         return Problem(name, "entry is empty or not a string", int(loc[1]))
     return Problem(name, "missing or empty")
-
-
-def field_value(packet: object, name: str) -> Any:
-    """A field of the packet as it came, None when absent or when the packet is no object."""
-    return packet.get(name) if isinstance(packet, Mapping) else None
