@@ -79,6 +79,11 @@ def main(argv: list[str]) -> int:
         help="With --make-fixture or --make-valid: also write that example packet to FILE.",
     )
     args = parser.parse_args(argv)  # usage errors exit 2, like an unreadable packet
+    # Only here, in the command's own short process: library callers of run_check keep their
+    # modules as they are.
+    from api.check_imports import defer_unused_imports
+
+    defer_unused_imports()
     return run_check(
         args.packet,
         make_fixture=args.make_fixture,

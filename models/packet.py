@@ -1,52 +1,23 @@
-"""The escalation packet (SPEC §1) and the intake request, as typed models for the API.
+"""The intake request as a typed model for the API; its packet is the checks' own schema.
 
-The rules live in workflows/packet_checks.py, whose fixed error texts scripts depend on;
-these models describe the shape (OpenAPI, clients) and type an already-checked packet.
+The packet's schema lives in workflows/packet_schema.py and is the one the checks validate
+with (SPEC §1): the API documents that same schema here, with recipient and
+waiting_behavior left to the design as intake allows.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field, GetPydanticSchema
 
-from workflows.vocabulary import EvidenceKind, Severity, TriggerType, WaitingBehavior
+from workflows.packet_schema import packet_schema
 
-
-class Evidence(BaseModel):
-    """A reference the figures in trigger_detail come from."""
-
-    model_config = ConfigDict(frozen=True)
-
-    kind: EvidenceKind
-    ref: str = Field(min_length=1, description="a link, artifact path, test id or log path")
-
-
-class Packet(BaseModel):
-    """One escalation: one recipient, one requested decision (SPEC §1)."""
-
-    model_config = ConfigDict(frozen=True, extra="allow")
-
-    packet_id: str = Field(min_length=1, description="stable id, unique within the run")
-    run_id: str = Field(min_length=1)
-    task_summary: str = Field(min_length=1, description="the task and its goal")
-    severity: Severity
-    trigger_type: TriggerType
-    trigger_detail: str = Field(min_length=1, description="the concrete facts that fired it")
-    attempted: list[str] = Field(min_length=1, description="what was tried, in order")
-    evidence: list[Evidence] = Field(min_length=1)
-    completed: list[str] = Field(description="parts done and verified")
-    remaining: list[str] = Field(description="parts still to do, the blocked part included")
-    blocked_on: str = Field(min_length=1, description="the single point the run is stopped on")
-    requested_action: str = Field(min_length=1, description="the decision needed, one line")
-    # Left out (or null), both are filled from the design's tier for the severity at intake.
-    recipient: str | None = Field(
-        default=None, min_length=1, description="who decides; default: the tier's primary"
-    )
-    waiting_behavior: WaitingBehavior | None = Field(
-        default=None, description="how the run waits; default: the tier's"
-    )
-    resume_condition: str = Field(min_length=1, description="an observable event")
+# A packet as intake takes it (one recipient, one requested decision): validated by the
+# schema the checks run, so the documented shape and the refusals cannot drift apart.
+Packet = Annotated[
+    dict[str, Any], GetPydanticSchema(lambda _type, _handler: packet_schema(design_filled=True))
+]
 
 
 class OptionIn(BaseModel):

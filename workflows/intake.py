@@ -12,6 +12,7 @@ from workflows.case import Option, parse_options
 from workflows.design import Design
 from workflows.limits import refusals
 from workflows.packet_checks import CheckResult, check_packet
+from workflows.packet_schema import DESIGN_FILLED
 from workflows.vocabulary import Severity
 
 FINGERPRINT_KINDS = {"none": None, "git": "path", "file": "path", "http": "url"}
@@ -30,9 +31,6 @@ WAKE_KEYS = {
 # Written by the service on its own disk (decision_file: a shell loop's --decision-file;
 # request_file: a JobClaw requests/<request_id>.json, settled when the case closes).
 LOCAL_FILES = ("blocked_file", "command_file", "decision_file", "request_file")
-# What a packet may leave to the design: its severity's tier names who decides and how the
-# run waits (README: an agent raises, the design fills recipient and waiting behavior).
-DESIGN_FILLED = ("recipient", "waiting_behavior")
 # Where a wake task goes when the run names no queue: Celery's own default, which a worker
 # started without -Q consumes. Never the service's queue: its workers discard the task.
 DEFAULT_WAKE_QUEUE = "celery"

@@ -7,30 +7,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from workflows.vocabulary import (
-    CRITICAL_WAITING,
-    REQUIRED_STRINGS,
-    EvidenceKind,
-    Severity,
-    TriggerType,
-    WaitingBehavior,
-)
+from workflows.packet_schema import ENUMS, Problem, problems_of
+from workflows.vocabulary import CRITICAL_WAITING, Severity
 
 # Finds secrets in a JSON-like value: returns findings with .field and .kind. Injected so
 # this module stays import-light; every caller that accepts packets passes
 # workflows.secrets.find_secrets (None checks the shape only).
 SecretFinder = Callable[[object], Sequence[Any]]
-
-
-@dataclass(frozen=True)
-class Problem:
-    """One error or warning: the field it is about and what is wrong."""
-
-    field: str
-    message: str
-
-    def line(self) -> str:
-        return f"{self.field}: {self.message}" if self.field else self.message
 
 
 @dataclass(frozen=True)
@@ -72,49 +55,12 @@ def _is_text(value: object) -> bool:
     return isinstance(value, str) and bool(value.strip())
 
 
-def _enum_value(packet: Mapping[str, Any], name: str, allowed: type[Any]) -> str | None:
-    value = packet.get(name)
-    return value if isinstance(value, str) and value in allowed._value2member_map_ else None
-
-
-def _check_string_list(
-    packet: Mapping[str, Any], name: str, errors: list[Problem], *, required: bool
-) -> tuple[bool, int]:
-    """Checks a list-of-strings field; returns (is a list, count of valid entries)."""
-    value = packet.get(name)
-    if not isinstance(value, list):
-        errors.append(Problem(name, "missing or not a list"))
-        return False, 0
-    if required and not value:
-        errors.append(Problem(name, "empty list"))
-    valid = 0
-    for entry in value:
-        if _is_text(entry):
-            valid += 1
-        else:
-            errors.append(Problem(name, "entry is empty or not a string"))
-    return True, valid
-
-
-def _check_evidence(packet: Mapping[str, Any], errors: list[Problem]) -> tuple[bool, int]:
-    """Checks the evidence list; returns (is a non-empty list, count of valid entries)."""
-    evidence = packet.get("evidence")
-    if not isinstance(evidence, list) or not evidence:
-        errors.append(Problem("evidence", "missing, not a list, or empty"))
-        return False, 0
-    valid = 0
-    for entry in evidence:
-        if not isinstance(entry, dict):
-            errors.append(Problem("evidence", "entry is not an object"))
-            continue
-        kind, ref = entry.get("kind"), entry.get("ref")
-        kind_ok = isinstance(kind, str) and kind in EvidenceKind._value2member_map_
-        if not kind_ok:
-            errors.append(Problem("evidence", f"bad kind {kind!r}"))
-        if not _is_text(ref):
-            errors.append(Problem("evidence", "ref is empty"))
-        valid += kind_ok and _is_text(ref)
-    return True, valid
+def _valid_entries(packet: Mapping[str, Any], name: str, faults: list[Problem]) -> int:
+    """How many entries of a list field passed: 0 when the field itself is wrong."""
+    if any(fault.field == name and fault.entry is None for fault in faults):
+        return 0
+    bad = {fault.entry for fault in faults if fault.field == name}
+    return len(packet[name]) - len(bad)
 
 
 def _shown_id(packet: Mapping[str, Any], name: str, secret_fields: set[str]) -> str | None:
@@ -124,30 +70,14 @@ def _shown_id(packet: Mapping[str, Any], name: str, secret_fields: set[str]) -> 
 
 def check_packet(packet: object, *, find_secrets: SecretFinder | None = None) -> CheckResult:
     """Checks a decoded packet against SPEC §1; errors and warnings in the spec's order."""
+    faults = problems_of(packet)
+    errors = list(faults)
     if not isinstance(packet, dict):
-        return CheckResult(errors=(Problem("", "packet is not a JSON object"),))
-    errors: list[Problem] = []
-    warnings: list[str] = []
-    for name in REQUIRED_STRINGS:
-        if not _is_text(packet.get(name)):
-            errors.append(Problem(name, "missing or empty"))
-
-    severity = _enum_value(packet, "severity", Severity)
-    trigger_type = _enum_value(packet, "trigger_type", TriggerType)
-    waiting = _enum_value(packet, "waiting_behavior", WaitingBehavior)
-    for name, ok in (
-        ("severity", severity),
-        ("trigger_type", trigger_type),
-        ("waiting_behavior", waiting),
-    ):
-        if ok is None:
-            errors.append(Problem(name, f"bad value {packet.get(name)!r}"))
-
-    _, attempted = _check_string_list(packet, "attempted", errors, required=True)
-    _, completed = _check_string_list(packet, "completed", errors, required=False)
-    remaining_is_list, remaining = _check_string_list(packet, "remaining", errors, required=False)
-    evidence_listed, evidence = _check_evidence(packet, errors)
-
+        return CheckResult(errors=tuple(errors))
+    wrong = {fault.field for fault in faults}
+    severity, trigger_type, waiting = (
+        None if name in wrong else str(packet[name]) for name in ENUMS
+    )
     if severity == Severity.CRITICAL and waiting not in CRITICAL_WAITING:
         errors.append(Problem("severity critical", "waiting_behavior must be paused or stopped"))
     secret_fields: set[str] = set()
@@ -156,8 +86,11 @@ def check_packet(packet: object, *, find_secrets: SecretFinder | None = None) ->
             errors.append(Problem(finding.field, f"contains a secret ({finding.kind})"))
             secret_fields.add(finding.field)
 
-    if remaining_is_list and not packet["remaining"]:
+    warnings: list[str] = []
+    evidence = _valid_entries(packet, "evidence", faults)
+    if isinstance(packet.get("remaining"), list) and not packet["remaining"]:
         warnings.append("remaining: empty list, no remaining work stated")
+    evidence_listed = isinstance(packet.get("evidence"), list) and bool(packet["evidence"])
     if severity in (Severity.HIGH, Severity.CRITICAL) and evidence_listed and evidence < 2:
         warnings.append(f"severity {severity}: only {evidence} evidence entry, 2 advised")
 
@@ -168,9 +101,9 @@ def check_packet(packet: object, *, find_secrets: SecretFinder | None = None) ->
         severity=severity,
         trigger_type=trigger_type,
         waiting_behavior=waiting,
-        attempted=attempted,
-        completed=completed,
-        remaining=remaining,
+        attempted=_valid_entries(packet, "attempted", faults),
+        completed=_valid_entries(packet, "completed", faults),
+        remaining=_valid_entries(packet, "remaining", faults),
         evidence_entries=evidence,
         errors=tuple(errors),
         warnings=tuple(warnings),

@@ -160,7 +160,6 @@ def test_given_packet_errors_of_every_kind_then_all_are_reported_with_the_prefix
         "packet.severity: bad value 'urgent'",
         "packet.attempted: empty list",
         "packet.evidence: bad kind 'screenshot'",
-        "packet.evidence: ref is empty",
     )
 
 
