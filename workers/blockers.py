@@ -205,7 +205,7 @@ def release_ready(runtime: Runtime) -> list[str]:
                             channel=channel,
                             target=target,
                             queue=queue,
-                            payload=payload,
+                            payload={**payload},  # the JSON column's plain dict
                             next_attempt_at=now,
                             created_at=now,
                         )

@@ -16,7 +16,9 @@ from models.store import add_event, lock_escalation
 from models.tables import Delivery, Escalation
 from workers import names
 from workers.runtime import Runtime
+from workflows import payloads
 from workflows.errors import LinkRefused, NotFound
+from workflows.payloads import AckedWake, AckInstructions, Payload
 from workflows.stage_results import DeliveryState, Purpose, StageResult
 from workflows.states import State
 from workflows.wake_acks import AckPolicy, ResumedVia, first_ack_due, next_ack_step
@@ -37,26 +39,27 @@ def ack_token(key: str, wake_id: str) -> str:
     return hmac.new(key.encode(), f"wake-ack:{wake_id}".encode(), hashlib.sha256).hexdigest()[:32]
 
 
-def ack_instructions(runtime: Runtime, wake_id: str) -> dict[str, Any]:
+def ack_instructions(runtime: Runtime, wake_id: str) -> AckInstructions:
     """What a woken run calls to say it resumed: an HTTP POST, or a Celery task by name."""
     token = ack_token(runtime.answer_key, wake_id)
-    return {
-        "wake_id": wake_id,
-        "ack": {
-            "url": f"{runtime.settings.resolved_public_url}/v1/wakes/{wake_id}/ack",
-            "token": token,
-            "task": names.ACK_WAKE,
-            "queue": runtime.settings.queue,
-            "args": [wake_id, token],
-        },
-    }
+    return AckInstructions(
+        url=f"{runtime.settings.resolved_public_url}/v1/wakes/{wake_id}/ack",
+        token=token,
+        task=names.ACK_WAKE,
+        queue=runtime.settings.queue,
+        args=[wake_id, token],
+    )
 
 
 def with_ack(runtime: Runtime, result: StageResult, *, wake_id: str, now: datetime) -> StageResult:
     """The close stage's result with its wake payloads carrying the ack, and the deadline."""
-    extra = ack_instructions(runtime, wake_id)
+    ack = ack_instructions(runtime, wake_id)
+
+    def acked(payload: Payload) -> AckedWake:
+        return {**payloads.case_wake(payload), "wake_id": wake_id, "ack": ack}
+
     outbound = tuple(
-        replace(item, payload={**item.payload, **extra})
+        replace(item, payload=acked(item.payload))
         if item.purpose in (Purpose.WAKE_TASK, Purpose.WAKE_WEBHOOK)
         else item
         for item in result.outbound
