@@ -33,7 +33,7 @@ test: $(STAMP) lint
 # mode, ESCALATE_FUZZ_SCENARIOS stateful scenarios per token kind.
 fuzz: $(STAMP)
 	ESCALATE_FUZZ_EXAMPLES=$${ESCALATE_FUZZ_EXAMPLES-200} ESCALATE_FUZZ_SCENARIOS=$${ESCALATE_FUZZ_SCENARIOS-100} \
-		$(BIN)/python -m pytest tests/security/test_schemathesis.py -p no:xdist
+		$(BIN)/python -m pytest tests/security/test_schemathesis.py -p no:xdist -o timeout=0
 
 clean:
 	rm -rf $(VENV) .escalate .pytest_cache .mypy_cache .ruff_cache

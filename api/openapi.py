@@ -153,6 +153,10 @@ def _exact_bodies(components: dict[str, Any], *, service_queue: str) -> None:
     reply = components["ReplyCreate"]
     for name in ("option", "text", "sender"):
         reply["properties"][name]["pattern"] = STORABLE  # applies to the string branch
+    reply["description"] += (
+        " An option names one of the case's labels (else 422 unknown_option); a reply that"
+        " holds a secret is withheld (422)."
+    )
     reply["anyOf"] = [
         {"required": ["option"], "properties": {"option": {"type": "string"}}},
         {"required": ["text"], "properties": {"text": {"type": "string", "pattern": FILLED}}},

@@ -37,6 +37,9 @@ from workers.inbound.dispatch import MissLimiter
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = int(os.environ.get("ESCALATE_FUZZ_EXAMPLES", "3"))  # per operation and mode
 SCENARIOS = int(os.environ.get("ESCALATE_FUZZ_SCENARIOS", "5"))  # stateful runs per kind
+# The bounded run draws the same examples each time (a suite that cannot flake); a deep run,
+# with either bound set, draws new ones.
+DERANDOMIZE = not {"ESCALATE_FUZZ_EXAMPLES", "ESCALATE_FUZZ_SCENARIOS"} & set(os.environ)
 TOKENS = {"agent": "agent-t", "operator": "op-t", "admin": "admin-t", "none": None}
 CHECKS = [
     not_a_server_error,
@@ -47,7 +50,14 @@ CHECKS = [
 ]
 # Rules the schema states in words only (JSON Schema cannot say them): a 422 naming one is
 # the documented answer, not a schema-valid request refused.
-IN_WORDS = ("contains a secret", "two options share a label")
+IN_WORDS = (
+    "contains a secret",
+    "two options share a label",
+    # a reply naming no option of the case, holding a secret, or a command whose cap is spent
+    '"outcome":"unknown_option"',
+    '"outcome":"withheld"',
+    '"outcome":"over_cap"',
+)
 # The run's webhook and http probe are judged by resolving their host at intake: generated
 # hosts become one the fuzzed service's allow-list admits, so no test waits on DNS.
 REACHABLE = "http://127.0.0.1:9/hook"
@@ -79,7 +89,9 @@ def offline(case: Case) -> None:
     if case.path.endswith("/wait"):
         case.query = {**(case.query or {}), "hold": 0}
     body = case.body if isinstance(case.body, dict) else {}
-    for part in (body.get("wake"), (body.get("snapshot") or {}).get("fingerprint")):
+    snapshot = body.get("snapshot")
+    fingerprint = snapshot.get("fingerprint") if isinstance(snapshot, dict) else None
+    for part in (body.get("wake"), fingerprint):
         if isinstance(part, dict):
             for key in ("webhook", "url"):
                 if isinstance(part.get(key), str):
@@ -94,8 +106,8 @@ def found(case: Case, response: Any, headers: dict[str, str]) -> str | None:
         if response.status_code == 422 and any(words in response.text for words in IN_WORDS):
             return None
         checks = [line.strip("- ") for line in str(failure).splitlines() if line.startswith("- ")]
-        answer = f"[{response.status_code}] {response.text:.200}"
-        return f"{case.method} {case.path} {checks} {answer}: {case.body!r:.300}"
+        answer = f"[{response.status_code}] {response.text:.600}"
+        return f"{case.method} {case.path} {checks} {answer}: {case.body!r:.600}"
     return None
 
 
@@ -128,7 +140,7 @@ def _probe(strategy: Any, headers: dict[str, str], failures: list[str]) -> Calla
         max_examples=EXAMPLES,
         deadline=None,
         database=None,
-        derandomize=False,
+        derandomize=DERANDOMIZE,
         suppress_health_check=list(HealthCheck),
         phases=[Phase.explicit, Phase.generate],
     )
@@ -175,6 +187,7 @@ def test_stateful_schemathesis_finds_nothing(app: FastAPI, kind: str) -> None:
             max_examples=SCENARIOS,
             stateful_step_count=5,
             deadline=None,
+            derandomize=DERANDOMIZE,
             database=None,
             suppress_health_check=list(HealthCheck),
             phases=[Phase.generate],
