@@ -24,6 +24,7 @@ from schemathesis import Case, GenerationMode
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import (
     content_type_conformance,
+    ignored_auth,
     positive_data_acceptance,
     response_schema_conformance,
     status_code_conformance,
@@ -47,6 +48,7 @@ CHECKS = [
     response_schema_conformance,
     content_type_conformance,
     positive_data_acceptance,
+    ignored_auth,  # an operation that declares a token refuses a request without one
 ]
 # Rules the schema states in words only (JSON Schema cannot say them): a 422 naming one is
 # the documented answer, not a schema-valid request refused.
