@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -65,10 +66,26 @@ IN_WORDS = (
 REACHABLE = "http://127.0.0.1:9/hook"
 
 
-@pytest.fixture
-def app(tmp_path: Path) -> Iterator[FastAPI]:
+@dataclass
+class Fuzzed:
+    """One service for the module's runs, its schema, and the strategies built from it
+    (building one takes seconds: each is built once, then drawn from for every kind)."""
+
+    app: FastAPI
+    schema: Any
+    strategies: dict[tuple[str, GenerationMode], Any] = field(default_factory=dict)
+
+    def strategy(self, operation: Any, mode: GenerationMode) -> Any:
+        key = (operation.label, mode)
+        if key not in self.strategies:
+            self.strategies[key] = operation.as_strategy(generation_mode=mode)
+        return self.strategies[key]
+
+
+@pytest.fixture(scope="module")
+def fuzzed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fuzzed]:
     settings = Settings(
-        home=tmp_path / "home",
+        home=tmp_path_factory.mktemp("fuzzed") / "home",
         design=REPO / "examples" / "design-fast.yaml",
         api_tokens="agent:agent-t,operator:op-t,admin:admin-t",
         slack_signing_secret="fuzz-slack-secret",
@@ -77,7 +94,7 @@ def app(tmp_path: Path) -> Iterator[FastAPI]:
     )
     built = create_app(settings)
     with TestClient(built):  # runs the lifespan: the database is migrated
-        yield built
+        yield Fuzzed(built, schemathesis.openapi.from_asgi("/openapi.json", built))
 
 
 def headers_for(kind: str) -> dict[str, str]:
@@ -122,13 +139,12 @@ def forget_everything(app: FastAPI) -> None:
     app.state.limiter = MissLimiter()
 
 
-def run_stateless(app: FastAPI, headers: dict[str, str]) -> list[str]:
-    schema = schemathesis.openapi.from_asgi("/openapi.json", app)
+def run_stateless(fuzzed: Fuzzed, headers: dict[str, str]) -> list[str]:
     failures: list[str] = []
-    for result in schema.get_all_operations():
+    for result in fuzzed.schema.get_all_operations():
         operation = result.ok()
         for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE):
-            probe = _probe(operation.as_strategy(generation_mode=mode), headers, failures)
+            probe = _probe(fuzzed.strategy(operation, mode), headers, failures)
             try:
                 probe()
             except Unsatisfiable:  # nothing to negate (no parameters, a free-form body)
@@ -155,18 +171,18 @@ def _probe(strategy: Any, headers: dict[str, str], failures: list[str]) -> Calla
 
 
 @pytest.mark.parametrize("kind", list(TOKENS))
-def test_stateless_schemathesis_finds_nothing(app: FastAPI, kind: str) -> None:
+def test_stateless_schemathesis_finds_nothing(fuzzed: Fuzzed, kind: str) -> None:
     # Given the service with every face configured, called with this kind of token
     # When schemathesis sends schema-valid and schema-invalid requests to every operation
-    failures = run_stateless(app, headers_for(kind))
+    failures = run_stateless(fuzzed, headers_for(kind))
     # Then no check finds anything
     assert failures == []
 
 
 @pytest.mark.parametrize("kind", list(TOKENS))
-def test_stateful_schemathesis_finds_nothing(app: FastAPI, kind: str) -> None:
+def test_stateful_schemathesis_finds_nothing(fuzzed: Fuzzed, kind: str) -> None:
     # Given the links from a raised case to its reads, wait, events, replies and retry
-    schema = schemathesis.openapi.from_asgi("/openapi.json", app)
+    app, schema = fuzzed.app, fuzzed.schema
     headers = headers_for(kind)
     failures: list[str] = []
 
@@ -199,8 +215,8 @@ def test_stateful_schemathesis_finds_nothing(app: FastAPI, kind: str) -> None:
     assert failures == []
 
 
-def test_an_undeclared_method_is_a_405_that_names_the_declared_ones(app: FastAPI) -> None:
-    client = TestClient(app)
+def test_an_undeclared_method_is_a_405_that_names_the_declared_ones(fuzzed: Fuzzed) -> None:
+    client = TestClient(fuzzed.app)
     spec = client.get("/openapi.json").json()
     wrong = {}
     for path, operations in spec["paths"].items():
