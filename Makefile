@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: serve test lint install clean
+.PHONY: serve test lint install clean fuzz
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -28,6 +28,12 @@ test: $(STAMP) lint
 	./scripts/ensure-services.sh
 	./scripts/ensure-chromium.sh
 	$(BIN)/python -m pytest
+
+# A deep schemathesis run (the suite's is bounded): ESCALATE_FUZZ_EXAMPLES per operation and
+# mode, ESCALATE_FUZZ_SCENARIOS stateful scenarios per token kind.
+fuzz: $(STAMP)
+	ESCALATE_FUZZ_EXAMPLES=$${ESCALATE_FUZZ_EXAMPLES-200} ESCALATE_FUZZ_SCENARIOS=$${ESCALATE_FUZZ_SCENARIOS-100} \
+		$(BIN)/python -m pytest tests/security/test_schemathesis.py -p no:xdist -o timeout=0
 
 clean:
 	rm -rf $(VENV) .escalate .pytest_cache .mypy_cache .ruff_cache

@@ -6,14 +6,17 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, Request, Response
+from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
-from fastapi.openapi.utils import get_openapi
 from fastapi.responses import HTMLResponse, RedirectResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.body_limit import RequestBodyLimitMiddleware
+from starlette.routing import Match, Route
 
 from api.auth import Holder, load_holders
 from api.deps import NotSignedIn, SignInRequired
+from api.openapi import build_spec
 from api.pages import PageHeaders, page
 from api.routes import (
     dashboard,
@@ -29,9 +32,8 @@ from api.routes import (
     wakes,
 )
 from api.sessions import SignIns
-from api.statuses import UNAVAILABLE, declare_statuses, on_error, on_invalid_body, on_unavailable
+from api.statuses import UNAVAILABLE, on_error, on_invalid_body, on_unavailable
 from models.migrate import upgrade
-from models.packet import EscalationRequest
 from models.settings import Settings
 from workers.app import make_celery
 from workers.inbound.dispatch import MissLimiter
@@ -67,14 +69,28 @@ def create_app(settings: Settings, *, migrate: bool = True) -> FastAPI:
     app.add_exception_handler(RequestValidationError, on_invalid_body)
     app.add_exception_handler(SignInRequired, _to_sign_in)
     app.add_exception_handler(NotSignedIn, _not_signed_in)
+    app.add_exception_handler(StarletteHTTPException, _allow_every_method)
 
-    faces = (health, metrics, escalations, handling, wakes, tasks, pipelines, inbound, links)
-    for face in (*faces, dashboard):
-        app.include_router(face.router)
+    faces = [
+        health,
+        metrics,
+        escalations,
+        handling,
+        wakes,
+        tasks,
+        pipelines,
+        inbound,
+        links,
+        dashboard,
+    ]
     if settings.apprise_config is None:  # only then: the embedded demo's local channel
-        app.include_router(dev.router)
+        faces.append(dev)
+    for face in faces:
+        app.include_router(face.router)
+    # Every route as declared (the app's own list wraps each router's): what a 405 allows.
+    app.state.declared = [route for face in faces for route in face.router.routes]
 
-    app.openapi = lambda: _openapi_with_models(app)  # type: ignore[method-assign]
+    app.openapi = lambda: _openapi_with_models(app, settings)  # type: ignore[method-assign]
     return app
 
 
@@ -82,6 +98,21 @@ def _start(settings: Settings, runtime: Runtime, holders: dict[str, Holder]) -> 
     """Bring the schema up to date; end sign-ins of tokens no longer configured."""
     upgrade(settings)
     SignIns(runtime, holders).revoke_removed_tokens()
+
+
+async def _allow_every_method(request: Request, error: Exception) -> Response:
+    """A 405's Allow names every method the path takes: Starlette names only the first
+    route's, and GET and POST on one path are two routes here."""
+    assert isinstance(error, StarletteHTTPException)
+    if error.status_code == 405:
+        methods = {
+            method
+            for route in request.app.state.declared
+            if isinstance(route, Route) and route.matches(request.scope)[0] != Match.NONE
+            for method in route.methods or ()
+        }
+        error.headers = {**(error.headers or {}), "Allow": ", ".join(sorted(methods))}
+    return await http_exception_handler(request, error)
 
 
 async def _to_sign_in(_request: Request, _error: Exception) -> RedirectResponse:
@@ -92,22 +123,10 @@ async def _not_signed_in(_request: Request, _error: Exception) -> HTMLResponse:
     return page("answer.html", 403, title="Not decided", message="Sign in again.")
 
 
-def _openapi_with_models(app: FastAPI) -> dict[str, Any]:
-    """The generated spec plus the request models our own checks stand in for."""
+def _openapi_with_models(app: FastAPI, settings: Settings) -> dict[str, Any]:
+    """The spec, built once (api/openapi.py)."""
     if app.openapi_schema is None:
-        spec = get_openapi(title=app.title, version=app.version, routes=app.routes)
-        schema = EscalationRequest.model_json_schema(ref_template="#/components/schemas/{model}")
-        components = spec.setdefault("components", {}).setdefault("schemas", {})
-        components.update(schema.pop("$defs", {}))
-        components["EscalationRequest"] = schema
-        # The body is checked by our own rules (fixed error texts); the model documents it.
-        spec["paths"]["/v1/escalations"]["post"]["requestBody"] = {
-            "required": True,
-            "content": {
-                "application/json": {"schema": {"$ref": "#/components/schemas/EscalationRequest"}}
-            },
-        }
-        app.openapi_schema = declare_statuses(spec)
+        app.openapi_schema = build_spec(app, service_queue=settings.queue)
     return app.openapi_schema
 
 

@@ -86,6 +86,7 @@ def unblock_locally(client: Escalations, case: dict[str, Any], blocked: Path) ->
         render_plan_entry,
         unblock_paths,
     )
+    from workflows.payloads import UnblockPayload
 
     history = call(lambda: client.events(case["id"]))
     closes = [e["detail"] for e in history["events"] if e["kind"] == "closed"]
@@ -94,31 +95,31 @@ def unblock_locally(client: Escalations, case: dict[str, Any], blocked: Path) ->
     close, at = closes[-1], str(case.get("closed_at") or "")
     decision_file, decisions_log = unblock_paths(str(blocked))
     named = (case.get("wake") or {}).get("decision_file")
-    return unblock(
-        {
-            "escalation_id": case["id"],
-            "blocked_file": str(blocked),
-            "decision_file": decision_file,
-            "decisions_log": decisions_log,
-            "decision_md": render_decision(
-                close,
-                escalation_id=case["id"],
-                run_id=str(case.get("run_id")),
-                packet_id=str(case.get("packet_id")),
-                question=str(case.get("question") or ""),
-                closed_at=at,
-            ),
-            "log_line": decision_log_line(close, escalation_id=case["id"], closed_at=at),
-            "plan_file": plan_path(str(blocked)),
-            "plan_entry": render_plan_entry(
-                close,
-                escalation_id=case["id"],
-                question=str(case.get("question") or ""),
-                closed_at=at,
-            ),
-            **({"named_file": named} if isinstance(named, str) else {}),
-        }
-    )
+    payload: UnblockPayload = {
+        "escalation_id": case["id"],
+        "blocked_file": str(blocked),
+        "decision_file": decision_file,
+        "decisions_log": decisions_log,
+        "decision_md": render_decision(
+            close,
+            escalation_id=case["id"],
+            run_id=str(case.get("run_id")),
+            packet_id=str(case.get("packet_id")),
+            question=str(case.get("question") or ""),
+            closed_at=at,
+        ),
+        "log_line": decision_log_line(close, escalation_id=case["id"], closed_at=at),
+        "plan_file": plan_path(str(blocked)),
+        "plan_entry": render_plan_entry(
+            close,
+            escalation_id=case["id"],
+            question=str(case.get("question") or ""),
+            closed_at=at,
+        ),
+    }
+    if isinstance(named, str):
+        payload["named_file"] = named
+    return unblock(payload)
 
 
 def after_blocked_raise(client: Escalations, escalation_id: str, blocked: Path) -> None:

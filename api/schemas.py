@@ -310,6 +310,12 @@ class InboundAnswer(BaseModel):
     decision: DecisionPublic | None
 
 
+class InboundIgnored(BaseModel):
+    """A genuine message that is not a reply (chatter, a bot's post): 200, so it is not resent."""
+
+    ignored: str
+
+
 # --- pipelines --------------------------------------------------------------------------------
 
 

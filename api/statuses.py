@@ -30,6 +30,7 @@ from workflows.errors import (
     Rejection,
     RetryableError,
     Throttled,
+    Unconfigured,
 )
 from workflows.judgement import ReplyOutcome
 
@@ -41,6 +42,8 @@ ERROR_STATUS: tuple[tuple[type[EscalationError], int], ...] = (
     (Conflict, 409),
     (LinkRefused, 403),
     (Throttled, 429),
+    # Not set up here (Slack without its secret): unavailable until an operator configures it.
+    (Unconfigured, 503),
     (RetryableError, 503),
 )
 REJECTION_STATUS = {Rejection.NOT_GENUINE: 401, Rejection.UNREADABLE: 400}
@@ -62,6 +65,16 @@ OUTCOME_STATUS = {
     ReplyOutcome.WITHHELD: 422,
     ReplyOutcome.OVER_CAP: 422,
 }
+
+
+def outcome_answers(model: Any, ok: Any = None) -> dict[int | str, dict[str, Any]]:
+    """A route's `responses` for the body every reply outcome answers with, by its status;
+    `ok` is what a 200 carries when it is more than `model`."""
+    answers: dict[int | str, dict[str, Any]] = {
+        code: {"model": model} for code in sorted(set(OUTCOME_STATUS.values()))
+    }
+    answers[200] = {"model": ok or model}
+    return answers
 
 
 def status_of_error(error: EscalationError) -> int:
@@ -166,9 +179,19 @@ def declare_statuses(spec: dict[str, Any]) -> dict[str, Any]:
     for operations in spec.get("paths", {}).values():
         for operation in operations.values():
             responses = operation.setdefault("responses", {})
-            codes = [*EVERY_OPERATION, *([401, 403] if operation.get("security") else [])]
+            codes = sorted({*EVERY_OPERATION, *([401, 403] if operation.get("security") else [])})
             for code in codes:
-                if str(code) == "422" or str(code) not in responses:
-                    # our 422 names fields ({"detail": [...]}), not FastAPI's default shape
+                declared = responses.get(str(code), {}).get("content", {}).get("application/json")
+                if (
+                    str(code) == "422"
+                    and declared
+                    and declared["schema"].get("$ref", "").endswith("/HTTPValidationError")
+                ):
+                    declared = None  # our 422 names fields ({"detail": [...]}), not FastAPI's
+                if declared is None:
                     responses[str(code)] = {"description": "refused", "content": error}
+                elif code >= 400 and declared["schema"] != error["application/json"]["schema"]:
+                    # a reply's outcome, or one of our refusals
+                    either = {"anyOf": [declared["schema"], error["application/json"]["schema"]]}
+                    responses[str(code)]["content"] = {"application/json": {"schema": either}}
     return spec

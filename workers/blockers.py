@@ -24,6 +24,7 @@ from workflows.blockers import (
 )
 from workflows.errors import Conflict, NotFound, PermanentError
 from workflows.intake import check_wake, wake_queue
+from workflows.payloads import AckedBlockerWake
 from workflows.stage_results import Via
 from workflows.states import State
 from workflows.wake_acks import first_ack_due, task_wake_id
@@ -231,9 +232,10 @@ def release_ready(runtime: Runtime) -> list[str]:
             wait_id = wait.id or 0
             # The same acknowledgement as a case's own wake: the run says it took the
             # decisions, or the wake is sent again (workers/wake_acks.py).
-            payload = {
+            payload: AckedBlockerWake = {
                 **wake_payload(wait.task, blockers),
-                **ack_instructions(runtime, task_wake_id(wait_id)),
+                "wake_id": task_wake_id(wait_id),
+                "ack": ack_instructions(runtime, task_wake_id(wait_id)),
             }
             anchor = blockers[-1].escalation_id  # the outbox row hangs on one of the cases
             for channel, target, queue in (
@@ -248,7 +250,7 @@ def release_ready(runtime: Runtime) -> list[str]:
                             channel=channel,
                             target=target,
                             queue=queue,
-                            payload=payload,
+                            payload={**payload},  # the JSON column's plain dict
                             next_attempt_at=now,
                             created_at=now,
                         )

@@ -25,12 +25,14 @@ from workers.stage_runs import nudge
 from workers.unblock import settle_request_file, unblock, write_command_file
 from workers.wake_acks import resumed_by_delivery
 from workers.wakeups import post_webhook, send_wake_task
+from workflows import payloads
 from workflows.blocked_file import render_blocked
 from workflows.channel_kinds import reading_of, takes_html
 from workflows.delivery_failure import delivery_failure_packet
 from workflows.errors import PacketRefused
 from workflows.intake import DEFAULT_WAKE_QUEUE
 from workflows.notifications import fill_markers
+from workflows.payloads import PagePayload
 from workflows.stage_results import (
     PAGES,
     DeliveryState,
@@ -66,8 +68,8 @@ def per_channel(runtime: Runtime, result: StageResult) -> StageResult:
 def _in_its_form(item: Outbound, target: str) -> Outbound:
     """One channel's row: the message in the form that channel is read in."""
     reading = reading_of(target)
-    form = item.payload.get("forms", {}).get(reading)
-    payload: dict[str, Any] = {"tag": item.target}
+    form = payloads.page_forms(item.payload).get("forms", {}).get(reading)
+    payload = PagePayload(tag=item.target)
     if not form:
         return replace(item, target=target, payload=payload)
     html = form["html"] if takes_html(target) else ""
@@ -119,9 +121,13 @@ def _send_webhook(_app: Celery, runtime: Runtime, delivery: Delivery) -> channel
 
 def _outside_files_root(runtime: Runtime, delivery: Delivery) -> channels.SendOutcome | None:
     """Checked again at write time: a folder swapped for a link since intake is refused."""
-    written = {"target": delivery.target} | {
-        key: delivery.payload.get(key)
-        for key in ("decision_file", "decisions_log", "plan_file", "named_file")
+    files = payloads.unblocking(delivery.payload)  # what an UNBLOCK row writes besides
+    written = {
+        "target": delivery.target,
+        "decision_file": files.get("decision_file"),
+        "decisions_log": files.get("decisions_log"),
+        "plan_file": files.get("plan_file"),
+        "named_file": files.get("named_file"),
     }
     outside = refused_paths(written, runtime.settings.file_roots, prefix="")
     return channels.SendOutcome(channels.FAILED, outside[0][:500]) if outside else None
@@ -131,7 +137,9 @@ def _write_command_file(_app: Celery, runtime: Runtime, delivery: Delivery) -> c
     """A pipeline's orchestrator reads it (SPEC §6)."""
     try:
         write_command_file(
-            Path(delivery.target), delivery.payload, roots=runtime.settings.file_roots
+            Path(delivery.target),
+            payloads.command(delivery.payload),
+            roots=runtime.settings.file_roots,
         )
     except OSError as exc:
         return channels.SendOutcome(channels.FAILED, f"{type(exc).__name__}: {exc}"[:500])
@@ -152,7 +160,9 @@ def _settle_request_file(runtime: Runtime, delivery: Delivery) -> channels.SendO
     """A JobClaw request file follows its case: resolved with the decision, or expired."""
     try:
         left = settle_request_file(
-            Path(delivery.target), delivery.payload, roots=runtime.settings.file_roots
+            Path(delivery.target),
+            payloads.request_file(delivery.payload),
+            roots=runtime.settings.file_roots,
         )
     except (OSError, KeyError, ValueError) as exc:
         return channels.SendOutcome(channels.FAILED, f"{type(exc).__name__}: {exc}"[:500])
@@ -164,7 +174,7 @@ def _settle_request_file(runtime: Runtime, delivery: Delivery) -> channels.SendO
 def _unblock(_app: Celery, runtime: Runtime, delivery: Delivery) -> channels.SendOutcome:
     """A shell loop's BLOCKED.md on this host becomes its DECISION.md (SPEC §5)."""
     try:
-        left = unblock(delivery.payload, runtime.settings.file_roots)
+        left = unblock(payloads.unblocking(delivery.payload), runtime.settings.file_roots)
     except (OSError, KeyError) as exc:
         return channels.SendOutcome(channels.FAILED, f"{type(exc).__name__}: {exc}"[:500])
     if left:  # written, but BLOCKED.md stayed: the loop has not been released
@@ -174,7 +184,8 @@ def _unblock(_app: Celery, runtime: Runtime, delivery: Delivery) -> channels.Sen
 
 def _page(_app: Celery, runtime: Runtime, delivery: Delivery) -> channels.SendOutcome:
     settings = runtime.settings
-    tag = str(delivery.payload.get("tag", ""))
+    page = payloads.page(delivery.payload)
+    tag = str(page.get("tag", ""))
     channel = runtime.channels.channel(tag, delivery.target)
     if channel is None:
         return channels.SendOutcome(channels.FAILED, f"no apprise channel has tag '{tag}'")
@@ -186,7 +197,7 @@ def _page(_app: Celery, runtime: Runtime, delivery: Delivery) -> channels.SendOu
         title=title,
         body=body,
         html=html,
-        notify_type=str(delivery.payload.get("notify_type") or "info"),
+        notify_type=str(page.get("notify_type") or "info"),
         tries=settings.delivery_tries,
         first_backoff=settings.delivery_backoff,
         timeout=settings.send_timeout,
@@ -222,7 +233,9 @@ def _personalised(runtime: Runtime, delivery: Delivery, tag: str) -> tuple[str, 
     return (
         fill_markers(delivery.title, token=token, links={}),
         fill_markers(delivery.body, token=token, links=links),
-        fill_markers(str(delivery.payload.get("html") or ""), token=token, links=escaped),
+        fill_markers(
+            str(payloads.page(delivery.payload).get("html") or ""), token=token, links=escaped
+        ),
     )
 
 

@@ -19,7 +19,7 @@ from workers.answering import token_hash
 from workers.intake import Accepted, accept, admit_here
 from workers.local_files import OutsideRoot, read_bytes, refused_paths, write_atomically
 from workers.runtime import Runtime
-from workflows.errors import PacketRefused, PipelineStateError
+from workflows.errors import NotFound, PacketRefused, PipelineStateError
 from workflows.pipeline import (
     LABELS,
     Counters,
@@ -29,7 +29,15 @@ from workflows.pipeline import (
     offer,
     redacted,
 )
-from workflows.pipeline_state import MALFORMED, STATE_FILES, FileReading, interpret, read_state_file
+from workflows.pipeline_state import (
+    ABSENT,
+    MALFORMED,
+    REQUIRED_FILE,
+    STATE_FILES,
+    FileReading,
+    interpret,
+    read_state_file,
+)
 from workflows.secrets import scan_text
 
 SUMMARY_FILE = "escalation_summary.json"
@@ -91,14 +99,18 @@ def raise_pipeline(
     outside = refused_paths({"state_dir": str(state_dir)}, roots, prefix="")
     if outside:
         raise PacketRefused(outside)
+    # A folder (or its phase_state.json) that is not there is a 404: the request is well
+    # formed, what it points at is missing.
     if not state_dir.is_dir():
-        raise PacketRefused([f"state_dir: {state_dir} is not a folder this service can read"])
+        raise NotFound(f"state_dir: {state_dir} is not a folder this service can read")
     # One folder, one set of counters, however its path is spelled ('..', links).
     state_dir = Path(os.path.realpath(state_dir))
     # Without a named file the command goes where the orchestrator polls: the state folder.
     command_file = command_file or str(state_dir / COMMAND_FILE)
     wake = {**(wake or {}), "command_file": command_file}
     readings = read_state_dir(state_dir, roots)
+    if readings[REQUIRED_FILE].status == ABSENT:
+        raise NotFound(f"{REQUIRED_FILE}: required, but not in the state folder ({state_dir})")
     try:
         state = interpret(readings, pipeline_id=pipeline_id, default_pipeline=str(state_dir))
     except PipelineStateError as exc:

@@ -31,7 +31,7 @@ from workers.probes import read_fingerprint
 from workers.runtime import Runtime, runtime_for
 from workers.stage_runs import begin_attempt, finish, nudge
 from workers.wake_acks import acknowledge, redeliver_due, with_ack
-from workflows import routing
+from workflows import payloads, routing
 from workflows.closing import close_case
 from workflows.errors import PacketRefused, PermanentError, ProbeError, StoreUnavailable
 from workflows.intake_failures import cause_of, retry_delay, why_unadmitted
@@ -228,10 +228,10 @@ def close(self: Any, escalation_id: str) -> None:
         if decision is None:
             raise PermanentError(f"escalation {row.id} is decided but has no decision row")
         paged = {
-            str(d.payload.get("tag"))
+            str(payloads.page(d.payload).get("tag"))
             for d in session.exec(select(Delivery).where(Delivery.escalation_id == row.id))
             # a page cancelled unsent asked nobody: its tag needs no notice
-            if d.purpose in PAGES and d.payload.get("tag") and d.state != "cancelled"
+            if d.purpose in PAGES and payloads.page(d.payload).get("tag") and d.state != "cancelled"
         }
         result = close_case(
             case_of(row),

@@ -9,19 +9,17 @@ from __future__ import annotations
 
 import fcntl
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from workers.local_files import open_for_append, read_bytes, remove, write_atomically
 from workflows.blocked_file import is_logged, names_case, with_plan_entry
+from workflows.payloads import CommandRecord, RequestFilePayload, UnblockPayload
 
 __all__ = ["unblock", "write_atomically", "write_command_file"]
 
 
-def write_command_file(
-    path: Path, record: Mapping[str, Any], *, roots: Sequence[Path] = ()
-) -> None:
+def write_command_file(path: Path, record: CommandRecord, *, roots: Sequence[Path] = ()) -> None:
     """The orchestrator's command (SPEC §6), whole or not at all, then its sentinel
     `<stem>.done` (lullabeast's escalation_output.done): a poller that sees the sentinel
     finds the whole command already there."""
@@ -65,7 +63,7 @@ def _exists(path: Path, roots: Sequence[Path]) -> bool:
 
 
 def _tell_the_next_iteration(
-    payload: Mapping[str, Any], escalation_id: str, roots: Sequence[Path]
+    payload: UnblockPayload, escalation_id: str, roots: Sequence[Path]
 ) -> None:
     """The decision where the loop's prompt reads it: IMPLEMENTATION_PLAN.md when the repo
     has one, and the file named by --decision-file (made when missing)."""
@@ -80,7 +78,7 @@ def _tell_the_next_iteration(
         _append_entry(Path(named), entry, escalation_id, roots)
 
 
-def unblock(payload: Mapping[str, Any], roots: Sequence[Path] = ()) -> str | None:
+def unblock(payload: UnblockPayload, roots: Sequence[Path] = ()) -> str | None:
     """Write DECISION.md (and the plan's Decisions entry), log once, remove the case's
     BLOCKED.md; None, or why it stayed."""
     escalation_id = str(payload["escalation_id"])
@@ -104,7 +102,7 @@ def unblock(payload: Mapping[str, Any], roots: Sequence[Path] = ()) -> str | Non
 
 
 def settle_request_file(
-    path: Path, payload: Mapping[str, Any], roots: Sequence[Path] = ()
+    path: Path, payload: RequestFilePayload, roots: Sequence[Path] = ()
 ) -> str | None:
     """Bring a JobClaw request file in line with its closed case, under the lock `escalate
     request parse` takes, replaced whole; None, or why the file was left as it was."""

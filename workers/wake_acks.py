@@ -22,8 +22,10 @@ from models.store import add_event, lock_escalation
 from models.tables import Delivery, Escalation, TaskWait
 from workers import names
 from workers.runtime import Runtime
+from workflows import payloads
 from workflows.blockers import wake_purpose
 from workflows.errors import LinkRefused, NotFound
+from workflows.payloads import AckedWake, AckInstructions, Payload
 from workflows.stage_results import DeliveryState, Purpose, StageResult
 from workflows.states import State
 from workflows.wake_acks import (
@@ -51,19 +53,16 @@ def ack_token(key: str, wake_id: str) -> str:
     return hmac.new(key.encode(), f"wake-ack:{wake_id}".encode(), hashlib.sha256).hexdigest()[:32]
 
 
-def ack_instructions(runtime: Runtime, wake_id: str) -> dict[str, Any]:
+def ack_instructions(runtime: Runtime, wake_id: str) -> AckInstructions:
     """What a woken run calls to say it resumed: an HTTP POST, or a Celery task by name."""
     token = ack_token(runtime.answer_key, wake_id)
-    return {
-        "wake_id": wake_id,
-        "ack": {
-            "url": f"{runtime.settings.resolved_public_url}/v1/wakes/{wake_id}/ack",
-            "token": token,
-            "task": names.ACK_WAKE,
-            "queue": runtime.settings.queue,
-            "args": [wake_id, token],
-        },
-    }
+    return AckInstructions(
+        url=f"{runtime.settings.resolved_public_url}/v1/wakes/{wake_id}/ack",
+        token=token,
+        task=names.ACK_WAKE,
+        queue=runtime.settings.queue,
+        args=[wake_id, token],
+    )
 
 
 def with_ack(
@@ -77,10 +76,14 @@ def with_ack(
     """The close stage's result with its wake payloads carrying the ack, and the deadline.
     A blocker of a task's open set (`task_wait_id`) with no wake of its own is woken by the
     task's wake: its clock is the task's, not its own."""
-    extra = ack_instructions(runtime, wake_id)
+    ack = ack_instructions(runtime, wake_id)
     wakes = (Purpose.WAKE_TASK, Purpose.WAKE_WEBHOOK)
+
+    def acked(payload: Payload) -> AckedWake:
+        return {**payloads.case_wake(payload), "wake_id": wake_id, "ack": ack}
+
     outbound = tuple(
-        replace(item, payload={**item.payload, **extra}) if item.purpose in wakes else item
+        replace(item, payload=acked(item.payload)) if item.purpose in wakes else item
         for item in result.outbound
     )
     own = any(item.purpose in wakes for item in outbound)

@@ -12,6 +12,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from workflows.payloads import BlockerWake
 from workflows.text import one_line
 
 # kandev's name for this wake-up (its KANDEV_WAKE_REASON), which our payload keeps.
@@ -91,14 +92,14 @@ def ready_to_wake(blockers: Sequence[Blocker]) -> bool:
     return bool(blockers) and all(blocker.resolved for blocker in blockers)
 
 
-def wake_payload(task: str, blockers: Sequence[Blocker]) -> dict[str, Any]:
+def wake_payload(task: str, blockers: Sequence[Blocker]) -> BlockerWake:
     """What the woken run learns, in kandev's words: the reason, the task, and every resolved
     blocker's title and decision (its close record: outcome, option, decided_by, ...)."""
-    return {
-        "reason": WAKE_REASON,
-        "task_id": task,
-        "resolved_blocker_ids": [b.escalation_id for b in blockers],
-        "blockers": [
+    return BlockerWake(
+        reason=WAKE_REASON,
+        task_id=task,
+        resolved_blocker_ids=[b.escalation_id for b in blockers],
+        blockers=[
             {
                 "escalation_id": b.escalation_id,
                 "title": b.title,
@@ -107,4 +108,4 @@ def wake_payload(task: str, blockers: Sequence[Blocker]) -> dict[str, Any]:
             }
             for b in blockers
         ],
-    }
+    )

@@ -16,6 +16,7 @@ from workflows.blocked_file import (
 )
 from workflows.case import Case
 from workflows.intake import wake_queue
+from workflows.payloads import CaseWake, Close, RequestFilePayload, UnblockPayload
 from workflows.pipeline import command_record
 from workflows.resolution import resolution_notices
 from workflows.stage_results import (
@@ -81,7 +82,7 @@ def close_case(
     else:
         outcome = Resolution.DECIDED
     remaining = list(case.packet.get("remaining", []))
-    close = {
+    close: Close = {
         "option": decision.option,
         "value": decision.value,
         # A default is nobody's decision: the run is never told a person chose it.
@@ -108,9 +109,9 @@ def close_case(
     )
 
 
-def _wake_ups(case: Case, close: Mapping[str, Any], *, now: datetime) -> list[Outbound]:
+def _wake_ups(case: Case, close: Close, *, now: datetime) -> list[Outbound]:
     """One outbox row per way the case's run asked to be woken, each carrying the close."""
-    payload = {
+    payload: CaseWake = {
         "escalation_id": case.id,
         "run_id": case.run_id,
         "packet_id": case.packet_id,
@@ -138,7 +139,7 @@ def _wake_ups(case: Case, close: Mapping[str, Any], *, now: datetime) -> list[Ou
             question=str(case.packet.get("requested_action", "")),
             closed_at=at,
         )
-        unblock = {
+        unblock: UnblockPayload = {
             "escalation_id": case.id,
             "blocked_file": blocked,
             "decision_file": decision_file,
@@ -152,21 +153,14 @@ def _wake_ups(case: Case, close: Mapping[str, Any], *, now: datetime) -> list[Ou
                 question=str(case.packet.get("requested_action", "")),
                 closed_at=at,
             ),
-            **(
-                {"named_file": case.wake["decision_file"]}
-                if isinstance(case.wake.get("decision_file"), str)
-                else {}
-            ),
         }
+        if isinstance(case.wake.get("decision_file"), str):
+            unblock["named_file"] = case.wake["decision_file"]
         outbound.append(Outbound(Purpose.UNBLOCK, Via.FILE, blocked, payload=unblock))
     if isinstance(case.wake.get("request_file"), str):  # a JobClaw request file (§7)
+        settled: RequestFilePayload = {**payload, "closed_at": now.isoformat()}
         outbound.append(
-            Outbound(
-                Purpose.REQUEST_FILE,
-                Via.FILE,
-                case.wake["request_file"],
-                payload={**payload, "closed_at": now.isoformat()},
-            )
+            Outbound(Purpose.REQUEST_FILE, Via.FILE, case.wake["request_file"], payload=settled)
         )
     if isinstance(case.wake.get("command_file"), str):  # a pipeline's orchestrator (§6)
         record = command_record(case.id, case.pipeline, close, closed_at=now.isoformat())

@@ -8,7 +8,7 @@ EscalationError
     ├── InvalidInput      one value is wrong (also a ValueError, so pydantic reports it)
     ├── Problems          several lines, each naming what is wrong
     │   ├── PacketRefused, RequestInvalid, PipelineStateError, DesignError
-    ├── NotFound, Conflict, LinkRefused, Throttled, ConfigError
+    ├── NotFound, Conflict, LinkRefused, Throttled, ConfigError (Unconfigured)
     ├── InboundRejected   a platform request that is not genuine or cannot be read
     └── Ignored           a genuine platform event that is not a reply
 
@@ -99,6 +99,10 @@ class Throttled(PermanentError):
 
 class ConfigError(PermanentError):
     """The service's own configuration cannot be used (tokens, channels, platform keys)."""
+
+
+class Unconfigured(ConfigError):
+    """A face this service was not set up for (Slack without its signing secret)."""
 
 
 class Rejection(StrEnum):

@@ -17,6 +17,7 @@ from workflows.case import Case, Option
 from workflows.channel_kinds import notify_type_for
 from workflows.durations import format_duration
 from workflows.mail import Block, Item, as_html, as_text
+from workflows.payloads import Form
 from workflows.stage_results import Reading
 from workflows.text import one_line
 
@@ -286,17 +287,17 @@ def render_follow_up(
     )
 
 
-def every_form(render: Any, *args: Any, **kwargs: Any) -> dict[str, dict[str, str]]:
+def every_form(render: Any, *args: Any, **kwargs: Any) -> dict[str, Form]:
     """The message in each form, keyed by Reading, as the outbox payload carries it."""
     forms = {}
     for reading in Reading:
         message = render(*args, reading=reading, **kwargs)
-        forms[reading.value] = {
-            "title": message.title,
-            "body": message.body,
-            "html": message.html,
-            "notify_type": message.notify_type,
-        }
+        forms[reading.value] = Form(
+            title=message.title,
+            body=message.body,
+            html=message.html,
+            notify_type=message.notify_type,
+        )
     return forms
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from workflows.case import Option
+from workflows.payloads import CommandRecord
 from workflows.pipeline_state import ABSENT, LISTED, MALFORMED, REQUIRED_FILE, PipelineState
 from workflows.text import one_line
 
@@ -340,21 +341,21 @@ def escalation_request(
 
 def command_record(
     escalation_id: str, pipeline: Mapping[str, Any], close: Mapping[str, Any], *, closed_at: str
-) -> dict[str, Any]:
+) -> CommandRecord:
     """What the orchestrator reads to act: the command and who chose it (SPEC §6); lullabeast
     reads `command` (and writes `source` and `timestamp` itself when its dashboard decides)."""
-    return {
-        "command": close.get("value"),
-        "source": "escalate",
-        "timestamp": closed_at,
-        "escalation_id": escalation_id,
-        "pipeline_id": pipeline.get("pipeline_id"),
-        "phase": pipeline.get("phase"),
-        "decided_by": close.get("decided_by"),
-        "channel": close.get("channel"),
-        "is_default": close.get("is_default", False),
-        "outcome": close.get("outcome"),
-        "recheck": close.get("recheck"),
-        "reasons": list(close.get("reasons") or []),  # workflows/reasons.py
-        "closed_at": closed_at,
-    }
+    return CommandRecord(
+        command=close.get("value"),
+        source="escalate",
+        timestamp=closed_at,
+        escalation_id=escalation_id,
+        pipeline_id=pipeline.get("pipeline_id"),
+        phase=pipeline.get("phase"),
+        decided_by=close.get("decided_by"),
+        channel=close.get("channel"),
+        is_default=close.get("is_default", False),
+        outcome=close.get("outcome"),
+        recheck=close.get("recheck"),
+        reasons=list(close.get("reasons") or []),  # workflows/reasons.py
+        closed_at=closed_at,
+    )

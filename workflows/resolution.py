@@ -9,6 +9,7 @@ from typing import Any
 
 from workflows.case import Case
 from workflows.mail import Block, as_html, as_text
+from workflows.payloads import Form, PageForms
 from workflows.stage_results import Outbound, Purpose, Reading, Resolution, Role, Via
 from workflows.text import one_line
 
@@ -57,15 +58,14 @@ def resolution_notices(
     text, html = as_text(blocks), as_html(title, blocks)
     kind = NOTICE_TYPE.get(Resolution(close["outcome"]), "info")
     forms = {
-        reading.value: {
-            "title": title,
-            "body": text,
-            "html": html if reading is Reading.MAIL else "",
-            "notify_type": kind,
-        }
+        reading.value: Form(
+            title=title, body=text, html=html if reading is Reading.MAIL else "", notify_type=kind
+        )
         for reading in Reading
     }
     return [
-        Outbound(Purpose.RESOLUTION, Via.APPRISE, tag, Role.COPY, title, text, {"forms": forms})
+        Outbound(
+            Purpose.RESOLUTION, Via.APPRISE, tag, Role.COPY, title, text, PageForms(forms=forms)
+        )
         for tag in sorted(set(tags))
     ]

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
 from workflows.case import Case
 from workflows.design import Design
 from workflows.notifications import RouteFacts, every_form, render_follow_up, render_notification
 from workflows.packet_checks import check_packet
+from workflows.payloads import Form, PageForms
 from workflows.stage_results import (
     SYSTEM,
     CaseUpdate,
@@ -221,7 +221,9 @@ def hold(
     )
 
 
-def _page(purpose: Purpose, tag: str, role: Role, forms: dict[str, Any]) -> Outbound:
+def _page(purpose: Purpose, tag: str, role: Role, forms: dict[str, Form]) -> Outbound:
     """A page to a tag in every form; each channel's row keeps its own (workers/delivery.py)."""
     mail = forms[Reading.MAIL]
-    return Outbound(purpose, Via.APPRISE, tag, role, mail["title"], mail["body"], {"forms": forms})
+    return Outbound(
+        purpose, Via.APPRISE, tag, role, mail["title"], mail["body"], PageForms(forms=forms)
+    )

@@ -8,6 +8,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
+from workflows.payloads import PageForms, Payload
 from workflows.states import State
 
 
@@ -129,7 +130,7 @@ class Outbound:
     role: Role = Role.PRIMARY
     title: str = ""
     body: str = ""
-    payload: Mapping[str, Any] = field(default_factory=dict)
+    payload: Payload = field(default_factory=lambda: PageForms(forms={}))  # by purpose
     queue: str | None = None  # Via.CELERY: the run's own queue the task is sent to
 
 

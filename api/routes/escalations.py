@@ -30,7 +30,7 @@ from api.schemas import (
     Retried,
     Stats,
 )
-from api.statuses import status_of
+from api.statuses import outcome_answers, status_of
 from api.views import (
     answer_accepted,
     answer_public,
@@ -59,7 +59,11 @@ DONE = (State.CLOSED.value, State.REFUSED.value, State.DEAD_LETTER.value)
 Filter = Annotated[str | None, Query(max_length=ID_LIMIT)]
 
 
-@router.post("/v1/escalations", status_code=status.HTTP_201_CREATED)
+@router.post(
+    "/v1/escalations",
+    status_code=status.HTTP_201_CREATED,
+    responses={200: {"model": EscalationAccepted, "description": "a resend, or a join"}},
+)
 def raise_escalation(
     runtime: RuntimeDep,
     response: Response,
@@ -147,10 +151,7 @@ def get_events(escalation_id: str, db: DbDep, _role: CurrentRole) -> CaseHistory
     )
 
 
-@router.post(
-    "/v1/escalations/{escalation_id}/replies",
-    responses={409: {"model": AnswerPublic}, 403: {"model": AnswerPublic}},
-)
+@router.post("/v1/escalations/{escalation_id}/replies", responses=outcome_answers(AnswerPublic))
 def post_reply(
     escalation_id: str,
     body: ReplyCreate,

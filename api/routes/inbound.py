@@ -14,22 +14,22 @@ from fastapi.responses import JSONResponse
 from starlette.background import BackgroundTask
 
 from api.deps import CallerAddress, LimiterDep, OperatorHolder, RuntimeDep
-from api.schemas import InboundAnswer, InboundTextCreate
-from api.statuses import error_body, status_of, status_of_error
+from api.schemas import InboundAnswer, InboundIgnored, InboundTextCreate
+from api.statuses import error_body, outcome_answers, status_of, status_of_error
 from api.views import inbound_answer
 from workers import feedback
 from workers.inbound import ntfy, slack, telegram
 from workers.inbound.common import InboundMessage
 from workers.inbound.dispatch import MissLimiter, route_reply
 from workers.runtime import Runtime
-from workflows.errors import Ignored, InboundRejected, InvalidInput, NotFound
+from workflows.errors import Ignored, InboundRejected, InvalidInput, NotFound, Unconfigured
 from workflows.judgement import ReplyOutcome
 
 router = APIRouter()
-PLATFORM_ANSWERS: dict[int | str, dict[str, Any]] = {
-    200: {"model": InboundAnswer},
-    409: {"model": InboundAnswer},
-}
+# What a reply by code answers, by status; a 200 may also say the event was ignored (and,
+# for Slack, answer its url_verification challenge).
+TEXT_ANSWERS = outcome_answers(InboundAnswer, InboundAnswer | InboundIgnored)
+PLATFORM_ANSWERS = outcome_answers(InboundAnswer, InboundAnswer | InboundIgnored | dict[str, str])
 
 
 def _answered(
@@ -84,9 +84,7 @@ def _from_platform(
         return JSONResponse({"ignored": ignored.reason}, 200)
 
 
-@router.post(
-    "/v1/inbound/text", response_model=InboundAnswer, responses={409: {"model": InboundAnswer}}
-)
+@router.post("/v1/inbound/text", responses=TEXT_ANSWERS)
 def inbound_text(
     body: InboundTextCreate,
     runtime: RuntimeDep,
@@ -118,7 +116,7 @@ async def inbound_slack(request: Request, runtime: RuntimeDep, limiter: LimiterD
     """Slack Events API and interactive buttons; the signature is checked on the raw body."""
     secret = runtime.settings.slack_signing_secret
     if not secret:
-        return JSONResponse({"detail": "Slack is not configured"}, 503)
+        raise Unconfigured("Slack is not configured")
     raw = await request.body()
 
     def read() -> InboundMessage | dict[str, str]:
@@ -139,7 +137,7 @@ async def inbound_telegram(
     """Telegram webhook updates; the secret token header is checked first."""
     secret = runtime.settings.telegram_secret
     if not secret:
-        return JSONResponse({"detail": "Telegram is not configured"}, 503)
+        raise Unconfigured("Telegram is not configured")
     raw = await request.body()
 
     def read() -> InboundMessage | dict[str, str]:

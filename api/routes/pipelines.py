@@ -17,7 +17,11 @@ router = APIRouter()
 Key = Annotated[str, Query(min_length=1, max_length=PATH_LIMIT)]
 
 
-@router.post("/v1/pipelines/escalations", status_code=status.HTTP_201_CREATED)
+@router.post(
+    "/v1/pipelines/escalations",
+    status_code=status.HTTP_201_CREATED,
+    responses={200: {"model": PipelineAccepted, "description": "a resend, or a join"}},
+)
 def raise_from_state(
     body: PipelineEscalationCreate, runtime: RuntimeDep, response: Response, _role: CurrentAgent
 ) -> PipelineAccepted:

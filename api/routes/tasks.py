@@ -16,7 +16,11 @@ router = APIRouter()
 Task = Annotated[str, Path(max_length=ID_LIMIT)]
 
 
-@router.post("/v1/tasks/{task}/blockers", status_code=status.HTTP_201_CREATED)
+@router.post(
+    "/v1/tasks/{task}/blockers",
+    status_code=status.HTTP_201_CREATED,
+    responses={200: {"model": TaskBlockers, "description": "no blocker was new"}},
+)
 def link_blockers(
     task: Task, body: BlockersCreate, runtime: RuntimeDep, response: Response, _role: CurrentAgent
 ) -> TaskBlockers:
