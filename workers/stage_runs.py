@@ -32,13 +32,14 @@ def nudge(app: Celery, stage: Stage | None, escalation_id: str) -> None:
         log.exception("could not enqueue %s for %s; the sweeper will", stage, escalation_id)
 
 
-def begin_attempt(runtime: Runtime, escalation_id: str, expected: State) -> bool:
-    """Count this attempt in its own commit; park the case in dead_letter when it keeps failing."""
+def begin_attempt(runtime: Runtime, escalation_id: str, expected: State) -> Escalation | None:
+    """Count this attempt in its own commit; park the case in dead_letter when it keeps failing.
+    Returns the case as it was read (so a stage need not read it again), or None: no effect."""
     now = datetime.now(UTC)
-    with transaction(runtime.engine) as session:
+    with transaction(runtime.engine, bookkeeping=True) as session:
         row = lock_escalation(session, escalation_id)
         if row is None or row.state != expected:
-            return False  # already done by an earlier run of this message: no effect
+            return None  # already done by an earlier run of this message: no effect
         row.attempts += 1
         row.updated_at = now
         if row.attempts > runtime.settings.max_stage_attempts:
@@ -57,17 +58,26 @@ def begin_attempt(runtime: Runtime, escalation_id: str, expected: State) -> bool
                 row.attempts - 1,
                 expected.value,
             )
-            return False
+            return None
         session.add(row)
-        return True
+        return row
 
 
 def finish(
-    app: Celery, runtime: Runtime, escalation_id: str, expected: State, decide: Decide
+    app: Celery,
+    runtime: Runtime,
+    escalation_id: str,
+    expected: State,
+    decide: Decide,
+    *,
+    repeatable: bool = False,
 ) -> None:
-    """Lock the case, check it is still where the stage left it, apply the decision, nudge."""
+    """Lock the case, check it is still where the stage left it, apply the decision, nudge.
+
+    `repeatable`: a stage with no effect outside SQL, whose loss in a database crash only
+    means it runs again; its commit does not wait for the disk (see `transaction`)."""
     now = datetime.now(UTC)
-    with transaction(runtime.engine) as session:
+    with transaction(runtime.engine, bookkeeping=repeatable) as session:
         row = lock_escalation(session, escalation_id)
         if row is None or row.state != expected:
             return

@@ -24,7 +24,7 @@ from models.store import (
 from models.tables import Delivery, Escalation
 from workers import blockers, names
 from workers.answering import case_token, token_hash
-from workers.delivery import deliver_one, per_channel
+from workers.delivery import deliver_due, per_channel
 from workers.intake import accept_when_stored
 from workers.probes import read_fingerprint
 from workers.runtime import Runtime, runtime_for
@@ -103,11 +103,10 @@ def escalate(
 def snapshot(self: Any, escalation_id: str) -> None:
     """Stage 1: record the last verified good state; revoke what the run scheduled."""
     runtime = runtime_for(self.app)
-    if not begin_attempt(runtime, escalation_id, State.RECEIVED):
+    started = begin_attempt(runtime, escalation_id, State.RECEIVED)
+    if started is None:
         return
-    with transaction(runtime.engine) as session:
-        row = session.get(Escalation, escalation_id)
-        spec = dict((row.snapshot or {}) if row else {})
+    spec = dict(started.snapshot or {})
     fingerprint = spec.get("fingerprint") or {}
     value, error = (
         (fingerprint["value"], None) if "value" in fingerprint else _probe(runtime, fingerprint)
@@ -126,6 +125,9 @@ def snapshot(self: Any, escalation_id: str) -> None:
             revoke_error=revoke_error,
             now=now,
         ),
+        # Lost in a database crash, the snapshot is taken again from `received` (revoking
+        # twice is harmless); route's commit, which waits for the disk, makes it durable.
+        repeatable=True,
     )
 
 
@@ -188,11 +190,10 @@ def apply_timeout(self: Any, escalation_id: str) -> None:
 def close(self: Any, escalation_id: str) -> None:
     """Stage 6: re-read the fingerprint, write the close entry, queue the wake-ups."""
     runtime = runtime_for(self.app)
-    if not begin_attempt(runtime, escalation_id, State.DECIDED):
+    started = begin_attempt(runtime, escalation_id, State.DECIDED)
+    if started is None:
         return
-    with transaction(runtime.engine) as session:
-        row = session.get(Escalation, escalation_id)
-        spec = ((row.snapshot or {}) if row else {}).get("fingerprint")
+    spec = (started.snapshot or {}).get("fingerprint")
     current, error = _probe(runtime, spec)
 
     def decide(session: Session, row: Escalation, now: datetime) -> StageResult:
@@ -221,13 +222,7 @@ def close(self: Any, escalation_id: str) -> None:
 @shared_task(name=names.DELIVER, bind=True)
 def deliver(self: Any, escalation_id: str) -> None:
     """Send every due outbox row of a case; each claimed first, so a repeat sends nothing."""
-    runtime = runtime_for(self.app)
-    with transaction(runtime.engine) as session:
-        due = due_deliveries(session, now=datetime.now(UTC), escalation_id=escalation_id)
-        ids = [d.id for d in due]
-    for delivery_id in ids:
-        if delivery_id is not None:
-            deliver_one(self.app, runtime, delivery_id)
+    deliver_due(self.app, runtime_for(self.app), escalation_id)
 
 
 @shared_task(name=names.ACK_WAKE, bind=True)
