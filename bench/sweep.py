@@ -28,39 +28,15 @@ from bench.common import Figure, postgres_database, verdict
 
 TARGET = 2.0
 DUE = 500
-CASE_COLUMNS = [
-    "id",
-    "run_id",
-    "packet_id",
-    "severity",
-    "trigger_type",
-    "state",
-    "options",
-    "wake",
-    "problems",
-    "attempts",
-    "next_action_at",
-    "created_at",
-    "updated_at",
-    "wake_redeliveries",
-    "extended_seconds",
-    "question_key",
-]
-DELIVERY_COLUMNS = [
-    "escalation_id",
-    "purpose",
-    "channel",
-    "target",
-    "role",
-    "title",
-    "body",
-    "payload",
-    "state",
-    "attempts",
-    "next_attempt_at",
-    "sent_at",
-    "created_at",
-]
+CASE_COLUMNS = (
+    "id", "run_id", "packet_id", "severity", "trigger_type", "state", "options", "wake",
+    "problems", "attempts", "next_action_at", "created_at", "updated_at", "wake_redeliveries",
+    "extended_seconds", "question_key",
+)  # fmt: skip
+DELIVERY_COLUMNS = (
+    "escalation_id", "purpose", "channel", "target", "role", "title", "body", "payload", "state",
+    "attempts", "next_attempt_at", "sent_at", "created_at",
+)  # fmt: skip
 
 
 def case_rows(start: int, stop: int, now: datetime) -> Iterator[tuple[Any, ...]]:
