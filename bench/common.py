@@ -80,11 +80,17 @@ def postgres_database() -> Iterator[str]:
 
 @contextmanager
 def celery_worker(
-    app_module: str, queue: str, env: dict[str, str], *, concurrency: int = 2, log: Path
+    app_module: str,
+    queue: str,
+    env: dict[str, str],
+    *,
+    concurrency: int = 2,
+    pool: str = "prefork",
+    log: Path,
 ) -> Iterator[subprocess.Popen[bytes]]:
-    """`celery -A app_module worker --pool prefork` on one queue, until it says ready."""
+    """`celery -A app_module worker --pool POOL` on one queue, until it says ready."""
     command = [
-        PYTHON, "-m", "celery", "-A", app_module, "worker", "--pool", "prefork",
+        PYTHON, "-m", "celery", "-A", app_module, "worker", "--pool", pool,
         "--concurrency", str(concurrency), "-Q", queue, "--without-gossip", "--without-mingle",
         "--without-heartbeat", "--loglevel", "INFO",
     ]  # fmt: skip

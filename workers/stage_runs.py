@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 
 from celery import Celery
@@ -20,6 +20,8 @@ from workflows.states import State, check_transition
 log = logging.getLogger(__name__)
 
 Decide = Callable[[Session, Escalation, datetime], StageResult | None]
+# Runs a stage here and now instead of sending it to the broker (see `finish`).
+Inline = Callable[[Celery, Runtime, str], None]
 
 
 def nudge(app: Celery, stage: Stage | None, escalation_id: str) -> None:
@@ -71,11 +73,15 @@ def finish(
     decide: Decide,
     *,
     repeatable: bool = False,
+    inline: Mapping[Stage, Inline] | None = None,
 ) -> None:
     """Lock the case, check it is still where the stage left it, apply the decision, nudge.
 
     `repeatable`: a stage with no effect outside SQL, whose loss in a database crash only
-    means it runs again; its commit does not wait for the disk (see `transaction`)."""
+    means it runs again; its commit does not wait for the disk (see `transaction`).
+    `inline`: next stages run in this task once the commit is done, saving a broker hop
+    (the outbox: half the reply → wake time on the folder broker); a crash in one is a
+    lost nudge, which the sweeper makes good."""
     now = datetime.now(UTC)
     with transaction(runtime.engine, bookkeeping=repeatable) as session:
         row = lock_escalation(session, escalation_id)
@@ -85,4 +91,8 @@ def finish(
         if result is None:
             return
         apply_result(session, row, result, now=now)
-    nudge(app, result.next_stage, escalation_id)
+    run_here = (inline or {}).get(result.next_stage) if result.next_stage else None
+    if run_here is not None:
+        run_here(app, runtime, escalation_id)
+    else:
+        nudge(app, result.next_stage, escalation_id)

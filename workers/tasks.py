@@ -40,6 +40,9 @@ from workflows.wake_acks import ResumedVia
 
 log = logging.getLogger(__name__)
 
+# A stage that writes outbox rows sends them in the same task (workers/stage_runs.finish).
+SEND_HERE = {Stage.DELIVER: deliver_due}
+
 STAGE_OF_STATE: dict[State, Stage] = {
     State.RECEIVED: Stage.SNAPSHOT,
     State.SNAPSHOTTED: Stage.ROUTE,
@@ -148,7 +151,7 @@ def route(self: Any, escalation_id: str) -> None:
         result = replace(result, updates=replace(result.updates, reply_token_hash=hashed))
         return per_channel(runtime, result)
 
-    finish(self.app, runtime, escalation_id, State.SNAPSHOTTED, decide)
+    finish(self.app, runtime, escalation_id, State.SNAPSHOTTED, decide, inline=SEND_HERE)
 
 
 @shared_task(name=names.FOLLOW_UP, bind=True)
@@ -165,7 +168,7 @@ def follow_up(self: Any, escalation_id: str) -> None:
         )
         return per_channel(runtime, result)
 
-    finish(self.app, runtime, escalation_id, State.AWAITING, decide)
+    finish(self.app, runtime, escalation_id, State.AWAITING, decide, inline=SEND_HERE)
 
 
 @shared_task(name=names.TIMEOUT, bind=True)
@@ -183,7 +186,7 @@ def apply_timeout(self: Any, escalation_id: str) -> None:
             case_of(row), design, public_url=runtime.settings.resolved_public_url, now=now
         )
 
-    finish(self.app, runtime, escalation_id, State.FOLLOWED_UP, decide)
+    finish(self.app, runtime, escalation_id, State.FOLLOWED_UP, decide, inline=SEND_HERE)
 
 
 @shared_task(name=names.CLOSE, bind=True)
@@ -216,7 +219,7 @@ def close(self: Any, escalation_id: str) -> None:
         )
         return per_channel(runtime, with_ack(runtime, result, wake_id=row.id, now=now))
 
-    finish(self.app, runtime, escalation_id, State.DECIDED, decide)
+    finish(self.app, runtime, escalation_id, State.DECIDED, decide, inline=SEND_HERE)
 
 
 @shared_task(name=names.DELIVER, bind=True)
