@@ -11,7 +11,6 @@ from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from typing import Any
 
-from sqlalchemy import or_
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
@@ -319,51 +318,52 @@ def reply_by_platform_id(session: Session, channel: str, message_id: str) -> Rep
     return session.exec(statement).first()
 
 
+# The sweeper's queries run every few seconds over every open case: each is split into one
+# query per branch of its condition, each served by an index range, because an OR of them
+# made SQLite scan the whole table (bench/sweep.py: linear in the open cases).
+
+
 def due_escalations(
     session: Session, *, now: datetime, stall_after: timedelta, limit: int = 100
 ) -> Sequence[Escalation]:
-    """Cases whose deadline passed, or whose stage message looks lost."""
+    """Cases whose deadline passed, or whose stage message looks lost; earliest deadline first."""
     waiting = (State.AWAITING.value, State.FOLLOWED_UP.value)
     moving = (State.RECEIVED.value, State.SNAPSHOTTED.value, State.DECIDED.value)
-    statement = (
+    past_deadline = session.exec(
         select(Escalation)
-        .where(
-            or_(
-                col(Escalation.state).in_(waiting) & (col(Escalation.next_action_at) <= now),
-                col(Escalation.state).in_(moving)
-                & (col(Escalation.updated_at) <= now - stall_after),
-            )
-        )
+        .where(col(Escalation.next_action_at) <= now, col(Escalation.state).in_(waiting))
         .order_by(col(Escalation.next_action_at))
         .limit(limit)
-    )
-    return session.exec(statement).all()
+    ).all()
+    stalled = session.exec(
+        select(Escalation)
+        .where(col(Escalation.state).in_(moving), col(Escalation.updated_at) <= now - stall_after)
+        .limit(limit)
+    ).all()
+    return [*past_deadline, *stalled][:limit]
 
 
 def due_deliveries(
     session: Session,
     *,
     now: datetime,
-    escalation_id: str | None = None,
     pending_grace: timedelta = timedelta(0),
     limit: int = 100,
 ) -> Sequence[Delivery]:
     """Outbox rows to (re)try: failed/unknown and due, pending for longer than `pending_grace`
-    (its own nudge looks lost), or sending with an expired lease."""
-    statement = select(Delivery)
-    if escalation_id is not None:
-        statement = statement.where(Delivery.escalation_id == escalation_id)
-    statement = (
-        statement.where(
-            or_(
-                (col(Delivery.state) == DeliveryState.PENDING)
-                & (col(Delivery.next_attempt_at) <= now - pending_grace),
-                col(Delivery.state).in_((DeliveryState.FAILED, DeliveryState.UNKNOWN))
-                & (col(Delivery.next_attempt_at) <= now),
-                (col(Delivery.state) == DeliveryState.SENDING) & (col(Delivery.lease_until) <= now),
-            )
-        )
-        .order_by(col(Delivery.id))
-        .limit(limit)
+    (its own nudge looks lost), or sending with an expired lease; oldest first."""
+    branches = (
+        (col(Delivery.state) == DeliveryState.PENDING)
+        & (col(Delivery.next_attempt_at) <= now - pending_grace),
+        col(Delivery.state).in_((DeliveryState.FAILED, DeliveryState.UNKNOWN))
+        & (col(Delivery.next_attempt_at) <= now),
+        (col(Delivery.state) == DeliveryState.SENDING) & (col(Delivery.lease_until) <= now),
     )
-    return session.exec(statement).all()
+    found: dict[int | None, Delivery] = {}
+    for condition in branches:
+        # Ordered by the (state, next_attempt_at) index, not by id, so that it serves the limit.
+        statement = (
+            select(Delivery).where(condition).order_by(col(Delivery.next_attempt_at)).limit(limit)
+        )
+        found.update((row.id, row) for row in session.exec(statement))
+    return sorted(found.values(), key=lambda row: row.id or 0)[:limit]

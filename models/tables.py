@@ -47,7 +47,12 @@ class Escalation(SQLModel, table=True):
     """One case: its packet, frozen design, state and when it next needs looking at."""
 
     __tablename__ = "escalations"
-    __table_args__ = (UniqueConstraint("run_id", "packet_id", name="uq_escalation_run_packet"),)
+    __table_args__ = (
+        UniqueConstraint("run_id", "packet_id", name="uq_escalation_run_packet"),
+        # The sweeper's two branches, each one index range (bench/sweep.py)
+        Index("ix_escalations_due", "state", "next_action_at"),
+        Index("ix_escalations_stalled", "state", "updated_at"),
+    )
 
     id: str = Field(primary_key=True, max_length=32)
     run_id: str = Field(index=True, max_length=200)
@@ -55,7 +60,7 @@ class Escalation(SQLModel, table=True):
     # Text, not enums: a refused packet is kept as it came, wrong values included.
     severity: str = Field(index=True, max_length=16)
     trigger_type: str = Field(max_length=32)
-    state: State = _enum(State, 16, index=True)
+    state: State = _enum(State, 16)
     packet: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
     snapshot: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
     options: list[dict[str, Any]] = Field(default_factory=list, sa_column=Column(JSON))

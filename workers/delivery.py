@@ -5,13 +5,13 @@ from __future__ import annotations
 import html
 import logging
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from celery import Celery
-from sqlmodel import col, update
+from sqlmodel import Session, col, update
 
 from models.db import transaction
 from models.store import add_event, case_of
@@ -84,32 +84,78 @@ def _send_lease(settings: Any) -> timedelta:
     return timedelta(seconds=settings.delivery_tries * per_try + 60)
 
 
-def _claim(runtime: Runtime, delivery_id: int) -> Delivery | None:
+@dataclass(frozen=True)
+class Claimed:
+    """An outbox row claimed under its lease, with what its message needs from the case
+    (read in the claiming transaction, so a send costs no further read)."""
+
+    delivery: Delivery
+    labels: tuple[str, ...]
+    pipeline: dict[str, Any] | None
+
+
+def _claimable(now: datetime) -> Any:
+    return (col(Delivery.state).in_(RETRY_FROM) & (col(Delivery.next_attempt_at) <= now)) | (
+        (col(Delivery.state) == DeliveryState.SENDING) & (col(Delivery.lease_until) <= now)
+    )
+
+
+def claim_due(runtime: Runtime, escalation_id: str, *, only: int | None = None) -> list[Claimed]:
+    """Claim every due outbox row of a case in one transaction (or just `only`); a page of a
+    case decided meanwhile is cancelled there instead, as nobody needs asking."""
     now = datetime.now(UTC)
-    with transaction(runtime.engine) as session:
-        claimable = (
-            col(Delivery.state).in_(RETRY_FROM) & (col(Delivery.next_attempt_at) <= now)
-        ) | ((col(Delivery.state) == DeliveryState.SENDING) & (col(Delivery.lease_until) <= now))
-        claimed = session.execute(
-            update(Delivery)
-            .where(col(Delivery.id) == delivery_id, claimable)
-            .values(
+    # A lost lease leaves the row due: sent again at worst, never lost; so is a lost cancel.
+    with transaction(runtime.engine, bookkeeping=True) as session:
+        case_row = session.get(Escalation, escalation_id)
+        if case_row is None:
+            return []
+        statement = update(Delivery).where(
+            col(Delivery.escalation_id) == escalation_id, _claimable(now)
+        )
+        claimed = session.scalars(
+            statement.values(
                 state=DeliveryState.SENDING,
                 attempts=Delivery.attempts + 1,  # type: ignore[operator]
                 lease_until=now + _send_lease(runtime.settings),
-            )
-        )
-        if claimed.rowcount != 1:  # type: ignore[attr-defined]
-            return None
-        return session.get(Delivery, delivery_id)
+            ).returning(Delivery),
+            execution_options={"synchronize_session": False},
+        ).all()
+        decided = State(case_row.state) not in OPEN_FOR_DECISION
+        labels = tuple(option["label"] for option in case_row.options or [])
+        kept = []
+        for row in sorted(claimed, key=lambda d: d.id or 0):
+            if decided and row.purpose in PAGES:
+                _cancel(session, case_row, row, now=now)
+            else:
+                kept.append(Claimed(row, labels, case_row.pipeline))
+        return kept
 
 
-def _send_wake_task(app: Celery, runtime: Runtime, delivery: Delivery) -> channels.SendOutcome:
+def _cancel(session: Session, case_row: Escalation, row: Delivery, *, now: datetime) -> None:
+    row.state, row.lease_until = DeliveryState.CANCELLED, None
+    session.add(row)
+    add_event(
+        session,
+        case_row,
+        "delivery_cancelled",
+        {
+            "delivery": row.id,
+            "purpose": row.purpose,
+            "channel": row.target,
+            "why": f"the case is {case_row.state}",
+        },
+        now=now,
+    )
+
+
+def _send_wake_task(app: Celery, runtime: Runtime, claimed: Claimed) -> channels.SendOutcome:
+    delivery = claimed.delivery
     queue = delivery.queue or DEFAULT_WAKE_QUEUE
     return send_wake_task(app, delivery.target, delivery.payload, queue=queue)
 
 
-def _send_webhook(_app: Celery, runtime: Runtime, delivery: Delivery) -> channels.SendOutcome:
+def _send_webhook(_app: Celery, runtime: Runtime, claimed: Claimed) -> channels.SendOutcome:
+    delivery = claimed.delivery
     return post_webhook(
         delivery.target,
         delivery.payload,
@@ -146,7 +192,8 @@ def _write_command_file(_app: Celery, runtime: Runtime, delivery: Delivery) -> c
     return channels.SendOutcome(channels.SENT)
 
 
-def _write_file(app: Celery, runtime: Runtime, delivery: Delivery) -> channels.SendOutcome:
+def _write_file(app: Celery, runtime: Runtime, claimed: Claimed) -> channels.SendOutcome:
+    delivery = claimed.delivery
     if refused := _outside_files_root(runtime, delivery):
         return refused
     if delivery.purpose == Purpose.COMMAND_FILE:
@@ -182,14 +229,14 @@ def _unblock(_app: Celery, runtime: Runtime, delivery: Delivery) -> channels.Sen
     return channels.SendOutcome(channels.SENT, left)
 
 
-def _page(_app: Celery, runtime: Runtime, delivery: Delivery) -> channels.SendOutcome:
-    settings = runtime.settings
+def _page(_app: Celery, runtime: Runtime, claimed: Claimed) -> channels.SendOutcome:
+    settings, delivery = runtime.settings, claimed.delivery
     page = payloads.page(delivery.payload)
     tag = str(page.get("tag", ""))
     channel = runtime.channels.channel(tag, delivery.target)
     if channel is None:
         return channels.SendOutcome(channels.FAILED, f"no apprise channel has tag '{tag}'")
-    title, body, html = _personalised(runtime, delivery, tag)
+    title, body, html = _personalised(runtime, claimed, tag)
     if native_pages.is_native(channel):  # buttons, and an update in place when it ends
         return native_pages.send(runtime, delivery, channel, title=title, body=body)
     return channels.send(
@@ -204,7 +251,7 @@ def _page(_app: Celery, runtime: Runtime, delivery: Delivery) -> channels.SendOu
     )
 
 
-Sender = Callable[[Celery, Runtime, Delivery], channels.SendOutcome]
+Sender = Callable[[Celery, Runtime, Claimed], channels.SendOutcome]
 SENDERS: dict[Via, Sender] = {
     Via.APPRISE: _page,
     Via.CELERY: _send_wake_task,
@@ -213,20 +260,16 @@ SENDERS: dict[Via, Sender] = {
 }
 
 
-def _send(app: Celery, runtime: Runtime, delivery: Delivery) -> channels.SendOutcome:
-    return SENDERS[delivery.channel](app, runtime, delivery)
+def _send(app: Celery, runtime: Runtime, claimed: Claimed) -> channels.SendOutcome:
+    return SENDERS[claimed.delivery.channel](app, runtime, claimed)
 
 
-def _personalised(runtime: Runtime, delivery: Delivery, tag: str) -> tuple[str, str, str]:
+def _personalised(runtime: Runtime, claimed: Claimed, tag: str) -> tuple[str, str, str]:
     """Title, text and HTML with this case's reply token and this channel's answer links."""
-    with transaction(runtime.engine) as session:
-        row = session.get(Escalation, delivery.escalation_id)
-        labels = [option["label"] for option in (row.options if row else [])]
-        pipeline = row.pipeline if row else None
-    key = runtime.answer_key
-    token = case_token(key, delivery.escalation_id, pipeline)
+    delivery, key = claimed.delivery, runtime.answer_key
+    token = case_token(key, delivery.escalation_id, claimed.pipeline)
     links = answer_links(
-        key, runtime.settings.resolved_public_url, delivery.escalation_id, labels, via=tag
+        key, runtime.settings.resolved_public_url, delivery.escalation_id, claimed.labels, via=tag
     )
     # The HTML part was escaped by its template: its markers carry escaped labels.
     escaped = {html.escape(label): html.escape(url) for label, url in links.items()}
@@ -239,18 +282,25 @@ def _personalised(runtime: Runtime, delivery: Delivery, tag: str) -> tuple[str, 
     )
 
 
-def deliver_one(app: Celery, runtime: Runtime, delivery_id: int) -> None:
-    """Claim one outbox row, send it, record the outcome; a page that never arrives escalates."""
-    delivery = _claim(runtime, delivery_id)
-    if delivery is None:
-        return
-    if delivery.purpose in PAGES and _cancel_if_decided(runtime, delivery):
-        return
-    outcome = _send(app, runtime, delivery)
+def deliver_due(app: Celery, runtime: Runtime, escalation_id: str) -> None:
+    """Claim a case's due outbox rows at once, then send and record each in turn."""
+    claimed = claim_due(runtime, escalation_id)
+    for index, row in enumerate(claimed):
+        # Each outcome is committed before the next send, so a worker's crash repeats at most
+        # one send. Only the last commit waits for the disk; it makes the earlier ones durable
+        # too (PostgreSQL flushes its log in order), so only a database crash in between
+        # could repeat this case's earlier sends.
+        send_claimed(app, runtime, row, durable=index == len(claimed) - 1)
+
+
+def send_claimed(app: Celery, runtime: Runtime, claimed: Claimed, *, durable: bool = True) -> None:
+    """Send one claimed row and record the outcome; a page that never arrives escalates."""
+    delivery, delivery_id = claimed.delivery, claimed.delivery.id
+    outcome = _send(app, runtime, claimed)
     now = datetime.now(UTC)
     settings = runtime.settings
     exhausted = False
-    with transaction(runtime.engine) as session:
+    with transaction(runtime.engine, bookkeeping=not durable) as session:
         row = session.get(Delivery, delivery_id)
         case_row = session.get(Escalation, delivery.escalation_id)
         if row is None or case_row is None:
@@ -293,31 +343,6 @@ def deliver_one(app: Celery, runtime: Runtime, delivery_id: int) -> None:
     still_open = case.state in OPEN_FOR_DECISION
     if exhausted and delivery.purpose in PAGES and delivery.role == Role.PRIMARY and still_open:
         _escalate_undelivered(app, runtime, case, delivery, outcome.error or "unconfirmed")
-
-
-def _cancel_if_decided(runtime: Runtime, delivery: Delivery) -> bool:
-    """A page still queued when the case was decided is not sent: nobody needs asking."""
-    now = datetime.now(UTC)
-    with transaction(runtime.engine) as session:
-        case_row = session.get(Escalation, delivery.escalation_id)
-        row = session.get(Delivery, delivery.id)
-        if case_row is None or row is None or State(case_row.state) in OPEN_FOR_DECISION:
-            return False
-        row.state, row.lease_until = DeliveryState.CANCELLED, None
-        session.add(row)
-        add_event(
-            session,
-            case_row,
-            "delivery_cancelled",
-            {
-                "delivery": row.id,
-                "purpose": row.purpose,
-                "channel": row.target,
-                "why": f"the case is {case_row.state}",
-            },
-            now=now,
-        )
-        return True
 
 
 def _escalate_undelivered(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 
 from celery import Celery
@@ -20,6 +20,8 @@ from workflows.states import State, check_transition
 log = logging.getLogger(__name__)
 
 Decide = Callable[[Session, Escalation, datetime], StageResult | None]
+# Runs a stage here and now instead of sending it to the broker (see `finish`).
+Inline = Callable[[Celery, Runtime, str], None]
 
 
 def nudge(app: Celery, stage: Stage | None, escalation_id: str) -> None:
@@ -32,13 +34,14 @@ def nudge(app: Celery, stage: Stage | None, escalation_id: str) -> None:
         log.exception("could not enqueue %s for %s; the sweeper will", stage, escalation_id)
 
 
-def begin_attempt(runtime: Runtime, escalation_id: str, expected: State) -> bool:
-    """Count this attempt in its own commit; park the case in dead_letter when it keeps failing."""
+def begin_attempt(runtime: Runtime, escalation_id: str, expected: State) -> Escalation | None:
+    """Count this attempt in its own commit; park the case in dead_letter when it keeps failing.
+    Returns the case as it was read (so a stage need not read it again), or None: no effect."""
     now = datetime.now(UTC)
-    with transaction(runtime.engine) as session:
+    with transaction(runtime.engine, bookkeeping=True) as session:
         row = lock_escalation(session, escalation_id)
         if row is None or row.state != expected:
-            return False  # already done by an earlier run of this message: no effect
+            return None  # already done by an earlier run of this message: no effect
         row.attempts += 1
         row.updated_at = now
         if row.attempts > runtime.settings.max_stage_attempts:
@@ -57,17 +60,30 @@ def begin_attempt(runtime: Runtime, escalation_id: str, expected: State) -> bool
                 row.attempts - 1,
                 expected.value,
             )
-            return False
+            return None
         session.add(row)
-        return True
+        return row
 
 
 def finish(
-    app: Celery, runtime: Runtime, escalation_id: str, expected: State, decide: Decide
+    app: Celery,
+    runtime: Runtime,
+    escalation_id: str,
+    expected: State,
+    decide: Decide,
+    *,
+    repeatable: bool = False,
+    inline: Mapping[Stage, Inline] | None = None,
 ) -> None:
-    """Lock the case, check it is still where the stage left it, apply the decision, nudge."""
+    """Lock the case, check it is still where the stage left it, apply the decision, nudge.
+
+    `repeatable`: a stage with no effect outside SQL, whose loss in a database crash only
+    means it runs again; its commit does not wait for the disk (see `transaction`).
+    `inline`: next stages run in this task once the commit is done, saving a broker hop
+    (the outbox: half the reply → wake time on the folder broker); a crash in one is a
+    lost nudge, which the sweeper makes good."""
     now = datetime.now(UTC)
-    with transaction(runtime.engine) as session:
+    with transaction(runtime.engine, bookkeeping=repeatable) as session:
         row = lock_escalation(session, escalation_id)
         if row is None or row.state != expected:
             return
@@ -75,4 +91,8 @@ def finish(
         if result is None:
             return
         apply_result(session, row, result, now=now)
-    nudge(app, result.next_stage, escalation_id)
+    run_here = (inline or {}).get(result.next_stage) if result.next_stage else None
+    if run_here is not None:
+        run_here(app, runtime, escalation_id)
+    else:
+        nudge(app, result.next_stage, escalation_id)

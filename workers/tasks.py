@@ -25,7 +25,7 @@ from models.store import (
 from models.tables import Delivery, Escalation
 from workers import blockers, names
 from workers.answering import case_token, token_hash
-from workers.delivery import deliver_one, per_channel
+from workers.delivery import deliver_due, per_channel
 from workers.intake import accept_when_stored, refuse_unadmitted
 from workers.probes import read_fingerprint
 from workers.runtime import Runtime, runtime_for
@@ -41,6 +41,9 @@ from workflows.states import State
 from workflows.wake_acks import ResumedVia
 
 log = logging.getLogger(__name__)
+
+# A stage that writes outbox rows sends them in the same task (workers/stage_runs.finish).
+SEND_HERE = {Stage.DELIVER: deliver_due}
 
 STAGE_OF_STATE: dict[State, Stage] = {
     State.RECEIVED: Stage.SNAPSHOT,
@@ -131,11 +134,10 @@ def _not_admitted(task: Any, runtime: Runtime, request: Any, failed: Exception) 
 def snapshot(self: Any, escalation_id: str) -> None:
     """Stage 1: record the last verified good state; revoke what the run scheduled."""
     runtime = runtime_for(self.app)
-    if not begin_attempt(runtime, escalation_id, State.RECEIVED):
+    started = begin_attempt(runtime, escalation_id, State.RECEIVED)
+    if started is None:
         return
-    with transaction(runtime.engine) as session:
-        row = session.get(Escalation, escalation_id)
-        spec = dict((row.snapshot or {}) if row else {})
+    spec = dict(started.snapshot or {})
     fingerprint = spec.get("fingerprint") or {}
     value, error = (
         (fingerprint["value"], None) if "value" in fingerprint else _probe(runtime, fingerprint)
@@ -154,6 +156,9 @@ def snapshot(self: Any, escalation_id: str) -> None:
             revoke_error=revoke_error,
             now=now,
         ),
+        # Lost in a database crash, the snapshot is taken again from `received` (revoking
+        # twice is harmless); route's commit, which waits for the disk, makes it durable.
+        repeatable=True,
     )
 
 
@@ -174,7 +179,7 @@ def route(self: Any, escalation_id: str) -> None:
         result = replace(result, updates=replace(result.updates, reply_token_hash=hashed))
         return per_channel(runtime, result)
 
-    finish(self.app, runtime, escalation_id, State.SNAPSHOTTED, decide)
+    finish(self.app, runtime, escalation_id, State.SNAPSHOTTED, decide, inline=SEND_HERE)
 
 
 @shared_task(name=names.FOLLOW_UP, bind=True)
@@ -191,7 +196,7 @@ def follow_up(self: Any, escalation_id: str) -> None:
         )
         return per_channel(runtime, result)
 
-    finish(self.app, runtime, escalation_id, State.AWAITING, decide)
+    finish(self.app, runtime, escalation_id, State.AWAITING, decide, inline=SEND_HERE)
 
 
 @shared_task(name=names.TIMEOUT, bind=True)
@@ -209,18 +214,17 @@ def apply_timeout(self: Any, escalation_id: str) -> None:
             case_of(row), design, public_url=runtime.settings.resolved_public_url, now=now
         )
 
-    finish(self.app, runtime, escalation_id, State.FOLLOWED_UP, decide)
+    finish(self.app, runtime, escalation_id, State.FOLLOWED_UP, decide, inline=SEND_HERE)
 
 
 @shared_task(name=names.CLOSE, bind=True)
 def close(self: Any, escalation_id: str) -> None:
     """Stage 6: re-read the fingerprint, write the close entry, queue the wake-ups."""
     runtime = runtime_for(self.app)
-    if not begin_attempt(runtime, escalation_id, State.DECIDED):
+    started = begin_attempt(runtime, escalation_id, State.DECIDED)
+    if started is None:
         return
-    with transaction(runtime.engine) as session:
-        row = session.get(Escalation, escalation_id)
-        spec = ((row.snapshot or {}) if row else {}).get("fingerprint")
+    spec = (started.snapshot or {}).get("fingerprint")
     current, error = _probe(runtime, spec)
 
     def decide(session: Session, row: Escalation, now: datetime) -> StageResult:
@@ -246,19 +250,13 @@ def close(self: Any, escalation_id: str) -> None:
         acked = with_ack(runtime, result, wake_id=row.id, now=now, task_wait_id=task_wait_id)
         return per_channel(runtime, acked)
 
-    finish(self.app, runtime, escalation_id, State.DECIDED, decide)
+    finish(self.app, runtime, escalation_id, State.DECIDED, decide, inline=SEND_HERE)
 
 
 @shared_task(name=names.DELIVER, bind=True)
 def deliver(self: Any, escalation_id: str) -> None:
     """Send every due outbox row of a case; each claimed first, so a repeat sends nothing."""
-    runtime = runtime_for(self.app)
-    with transaction(runtime.engine) as session:
-        due = due_deliveries(session, now=datetime.now(UTC), escalation_id=escalation_id)
-        ids = [d.id for d in due]
-    for delivery_id in ids:
-        if delivery_id is not None:
-            deliver_one(self.app, runtime, delivery_id)
+    deliver_due(self.app, runtime_for(self.app), escalation_id)
 
 
 @shared_task(name=names.ACK_WAKE, bind=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from contextlib import suppress
 from dataclasses import asdict, dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import urlencode
@@ -131,6 +131,42 @@ def _due(row: Escalation, now: datetime) -> tuple[int, Any, datetime]:
     return due_key(row.severity, deadline, as_utc(row.created_at), now=now)
 
 
+def _due_first(db: DbSession, statement: Any, now: datetime) -> list[str]:
+    """The ids due first, from columns alone; only the page shown is read in full. Reading
+    every open case's packet and design to sort them was most of the page's time
+    (docs/PERFORMANCE.md). A tier's timeout is parsed once per stored design version."""
+    light = statement.with_only_columns(
+        col(Escalation.id),
+        col(Escalation.severity),
+        col(Escalation.routed_at),
+        col(Escalation.extended_seconds),
+        col(Escalation.created_at),
+        col(Escalation.design_hash),
+    )
+    designs: dict[str | None, Any] = {}
+
+    def design(digest: str | None) -> Any:
+        if digest not in designs:
+            one = db.exec(select(Escalation).where(Escalation.design_hash == digest).limit(1))
+            row = one.first() if digest else None
+            designs[digest] = None
+            if row is not None and row.design:
+                with suppress(DesignError):  # a broken design shows on the card; sort it last
+                    designs[digest] = design_of(row)
+        return designs[digest]
+
+    keyed = []
+    for case_id, severity, routed_at, extended, created_at, digest in db.execute(light).all():
+        found, deadline = design(digest), None
+        if found is not None and routed_at is not None:
+            with suppress(DesignError, KeyError, ValueError):
+                timeout = found.tier(severity).timeout + timedelta(seconds=extended or 0)
+                deadline = as_utc(routed_at) + timeout  # as console_cards.deadline_of
+        keyed.append((due_key(severity, deadline, as_utc(created_at), now=now), case_id))
+    keyed.sort()
+    return [case_id for _key, case_id in keyed]
+
+
 def _matches(row: Escalation, wanted: QueueFilter) -> bool:
     """The text search and the recipient, which live in the packet (JSON), not in columns."""
     packet = row.packet or {}
@@ -218,10 +254,16 @@ def _queue(db: DbSession, wanted: QueueFilter, page_number: int) -> dict[str, An
     ):
         if value:
             statement = statement.where(column == value)
-    rows = [r for r in db.exec(statement).all() if _matches(r, wanted)]
-    rows.sort(key=lambda r: _due(r, now))
-    pages = max(1, -(-len(rows) // PAGE_SIZE))
-    shown = rows[(page_number - 1) * PAGE_SIZE : page_number * PAGE_SIZE]
+    if wanted.q or wanted.recipient:  # these read the packet: every row in full
+        rows = [r for r in db.exec(statement).all() if _matches(r, wanted)]
+        rows.sort(key=lambda r: _due(r, now))
+        ids = [r.id for r in rows]
+    else:
+        ids = _due_first(db, statement, now)
+    pages = max(1, -(-len(ids) // PAGE_SIZE))
+    shown_ids = ids[(page_number - 1) * PAGE_SIZE : page_number * PAGE_SIZE]
+    loaded = {r.id: r for r in db.exec(select(Escalation).where(col(Escalation.id).in_(shown_ids)))}
+    shown = [loaded[i] for i in shown_ids if i in loaded]
     open_severities = db.exec(
         select(Escalation.severity).where(col(Escalation.state).not_in(terminal))
     ).all()
@@ -230,7 +272,7 @@ def _queue(db: DbSession, wanted: QueueFilter, page_number: int) -> dict[str, An
         "counts": severity_counts(open_severities),
         "open_total": len(open_severities),
         "wanted": wanted,
-        "found": len(rows),
+        "found": len(ids),
         "page_number": page_number,
         "pages": pages,
         "prev_query": wanted.query(page_number - 1) if page_number > 1 else None,

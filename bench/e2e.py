@@ -1,0 +1,227 @@
+"""End to end against its floor, in the same run (issue #16, target 1: ratio ≥ 0.75).
+
+Redis + PostgreSQL, one prefork worker `--concurrency 2`, intake by `send_task`, answers
+in-process. A round raises N cases, waits for every primary notification at an HTTP sink,
+answers each, and waits until every case is closed with its outbox sent: N / that time.
+The floor is bench/floor_app.py: the same shape (six worker tasks and one in-process
+answer per case) with as many row writes per case as the real run made (counted by
+PostgreSQL) and one HTTP post, no logic. Rounds alternate, so load on the machine hits both.
+
+Run: .venv/bin/python -m bench.e2e [--cases N] [--runs R]
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import create_engine, text
+
+from bench.common import (
+    REDIS_URL,
+    REPO,
+    celery_worker,
+    postgres_database,
+    private_queue,
+    repeat,
+    verdict,
+    wait_for,
+)
+
+TARGET = 0.75
+TAGS = ("ops", "ops-log", "oncall", "oncall-pager", "ops-low")
+
+
+def packet(index: int, run: str) -> dict[str, Any]:
+    from workflows.examples import valid_packet
+
+    # a distinct question each: a repeat would join the open case (SPEC §9)
+    return {
+        **valid_packet(),
+        "run_id": run,
+        "packet_id": f"bench-{index}",
+        "blocked_on": f"Point {index} of {run} needs a decision.",
+    }
+
+
+def row_writes(url: str) -> tuple[int, int]:
+    """(rows inserted + updated + deleted, commits) so far in this database."""
+    time.sleep(1.5)  # PostgreSQL publishes its counters about once a second
+    with create_engine(url).connect() as connection:
+        tuples = connection.execute(
+            text("SELECT sum(n_tup_ins + n_tup_upd + n_tup_del) FROM pg_stat_user_tables")
+        ).scalar_one()
+        commits = connection.execute(
+            text("SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()")
+        ).scalar_one()
+    return int(tuples or 0), int(commits or 0)
+
+
+class Real:
+    """The service: its worker in a subprocess, the driver raising and answering."""
+
+    def __init__(self, home: Path, url: str, sink_url: str) -> None:
+        from models.migrate import upgrade
+        from models.settings import Settings
+        from workers.app import make_celery
+        from workers.runtime import runtime_for
+
+        apprise_yaml = home / "apprise.yaml"
+        host = sink_url.removeprefix("http://")
+        apprise_yaml.write_text(
+            "urls:\n" + "".join(f"  - json://{host}/{tag}:\n      tag: {tag}\n" for tag in TAGS)
+        )
+        self.queue = private_queue("bench-e2e")
+        self.env = {
+            "ESCALATE_HOME": str(home / "state"),
+            "ESCALATE_DATABASE_URL": url,
+            "ESCALATE_BROKER_URL": REDIS_URL,
+            "ESCALATE_QUEUE": self.queue,
+            "ESCALATE_DESIGN": str(REPO / "examples" / "design.yaml"),
+            "ESCALATE_APPRISE_CONFIG": str(apprise_yaml),
+            "ESCALATE_ANSWER_KEY": "bench-answer-key",
+            "ESCALATE_WEBHOOK_SECRET": "bench-webhook-secret",
+        }
+        settings = Settings(**{k.removeprefix("ESCALATE_").lower(): v for k, v in self.env.items()})
+        upgrade(settings)
+        self.app = make_celery(settings)
+        self.runtime = runtime_for(self.app)
+        self.url = url
+
+    def round(self, cases: int, run: str, sink: Any) -> float:
+        from sqlmodel import Session, col, func, select
+
+        from models.tables import Delivery, Escalation
+        from workers.answers import answer
+
+        engine = self.runtime.engine
+        seen = len(sink.posts("/ops"))
+        started = time.perf_counter()
+        for index in range(cases):
+            self.app.send_task(
+                "escalation.escalate", queue=self.queue, kwargs={"packet": packet(index, run)}
+            )
+        sink.wait_for(lambda got: sum(r.path == "/ops" for r in got) >= seen + cases, timeout=900)
+        with Session(engine) as session:
+            ids = list(session.exec(select(Escalation.id).where(Escalation.run_id == run)))
+        for escalation_id in ids:
+            answer(
+                self.runtime, escalation_id, option="approve", responder="bench", channel="bench"
+            )
+
+        def finished() -> bool:
+            with Session(engine) as session:
+                open_cases = session.exec(
+                    select(func.count())
+                    .select_from(Escalation)
+                    .where(Escalation.run_id == run, col(Escalation.state) != "closed")
+                ).one()
+                unsent = session.exec(
+                    select(func.count())
+                    .select_from(Delivery)
+                    .where(col(Delivery.state).in_(("pending", "sending", "failed", "unknown")))
+                ).one()
+            return open_cases == 0 and unsent == 0
+
+        wait_for(finished, timeout=900, what=f"{cases} cases closed", every=0.05)
+        return time.perf_counter() - started
+
+
+class Floor:
+    """The plain chain of bench/floor_app.py, its worker in a subprocess."""
+
+    def __init__(self, url: str, sink_url: str, writes: int) -> None:
+        self.queue = private_queue("bench-floor")
+        self.env = {
+            "BENCH_FLOOR_DATABASE": url,
+            "BENCH_FLOOR_BROKER": REDIS_URL,
+            "BENCH_FLOOR_QUEUE": self.queue,
+            "BENCH_FLOOR_SINK": f"{sink_url}/floor",
+            "BENCH_FLOOR_WRITES": str(writes),
+        }
+        os.environ.update(self.env)  # the driver's copy of the app sends to the same queue
+        import bench.floor_app as floor_app
+
+        self.floor = importlib.reload(floor_app)
+        self.floor.metadata.create_all(self.floor.engine())
+
+    def round(self, cases: int, run: str, sink: Any) -> float:
+        floor, engine = self.floor, self.floor.engine()
+        ids = [f"{run}-{index}" for index in range(cases)]
+
+        def at_step(step: int) -> bool:
+            with engine.connect() as connection:
+                done = connection.execute(
+                    text("SELECT count(*) FROM floor_cases WHERE id LIKE :run AND step = :step"),
+                    {"run": f"{run}-%", "step": step},
+                ).scalar_one()
+            return int(done) >= cases
+
+        started = time.perf_counter()
+        for case_id in ids:
+            floor.app.send_task("floor.step", args=[case_id, 0])
+        wait_for(lambda: at_step(3), timeout=900, what="the floor's notifications", every=0.05)
+        for case_id in ids:
+            floor.answer(case_id)
+        wait_for(lambda: at_step(floor.STEPS - 1), timeout=900, what="the floor's closes")
+        return time.perf_counter() - started
+
+
+def measure(cases: int, runs: int, *, log_dir: Path | None = None) -> dict[str, Any]:
+    """Figures for `runs` alternating rounds of `cases` each, after one warm-up round."""
+    from tests.support.sink import start_sink
+
+    with tempfile.TemporaryDirectory() as tmp, postgres_database() as url:
+        home, logs = Path(tmp), log_dir or Path(tmp)
+        sink = start_sink()
+        real = Real(home, url, sink.url)
+        with celery_worker("workers.celery_app", real.queue, real.env, log=logs / "real.log"):
+            before = row_writes(url)
+            real.round(cases, "warm-up", sink)
+            after = row_writes(url)
+            writes = round((after[0] - before[0]) / cases)
+            commits = (after[1] - before[1]) / cases
+            floor = Floor(url, sink.url, writes)
+            with celery_worker("bench.floor_app", floor.queue, floor.env, log=logs / "floor.log"):
+                floor.round(cases, "floor-warm-up", sink)
+                rounds = iter(range(10**6))
+
+                def one() -> dict[str, float]:
+                    n = next(rounds)
+                    real_rate = cases / real.round(cases, f"run-{n}", sink)
+                    floor_rate = cases / floor.round(cases, f"floor-{n}", sink)
+                    return {"real": real_rate, "floor": floor_rate, "ratio": real_rate / floor_rate}
+
+                figures = repeat(runs, one)
+        sink.server.shutdown()
+    return {**figures, "writes": writes, "commits": commits}
+
+
+def report(cases: int, runs: int) -> None:
+    figures = measure(cases, runs)
+    ratio = figures["ratio"]
+    print(f"end to end, {cases} cases a round, Redis + PostgreSQL, prefork --concurrency 2")
+    print(f"  service: {figures['real'].show(' cases/s')}")
+    print(f"  floor:   {figures['floor'].show(' chains/s')}")
+    print(f"  ratio:   {ratio.show(digits=2)} — {verdict(ratio.median, TARGET, at_most=False)}")
+    print(
+        f"  per case the service wrote {figures['writes']} rows in "
+        f"{figures['commits']:.1f} commits (the floor: {figures['writes']} rows, 7 commits)"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", type=int, default=200)
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    report(args.cases, args.runs)
+
+
+if __name__ == "__main__":
+    main()

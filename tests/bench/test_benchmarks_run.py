@@ -1,0 +1,38 @@
+"""Each benchmark runs at a tiny size and prints its figures (no timing is asserted)."""
+
+from __future__ import annotations
+
+import pytest
+
+from bench import dashboard, e2e, sweep
+from tests.support.services import POSTGRES, REDIS, require
+
+
+def test_the_sweep_benchmark_runs_on_both_databases(capsys: pytest.CaptureFixture[str]) -> None:
+    # Given PostgreSQL is up
+    require(POSTGRES, "PostgreSQL")
+    # When the sweep benchmark runs at two tiny sizes
+    sweep.report([600, 1_200], ["sqlite", "postgres"], 3)
+    # Then it printed both figures, a verdict and the plans, for both databases
+    out = capsys.readouterr().out
+    assert out.count("one sweep pass's reads") == 2
+    assert "1,200 / 600" in out and "due cases, stalled:" in out
+
+
+def test_the_end_to_end_benchmark_runs_beside_its_floor(capsys: pytest.CaptureFixture[str]) -> None:
+    # Given Redis and PostgreSQL are up
+    require(REDIS, "Redis")
+    require(POSTGRES, "PostgreSQL")
+    # When the end-to-end benchmark runs three rounds of three cases
+    e2e.report(cases=3, runs=3)
+    # Then the service's rate, the floor's and their ratio are printed
+    out = capsys.readouterr().out
+    assert "service:" in out and "floor:" in out and "ratio:" in out and "n=3" in out
+
+
+def test_the_dashboard_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    # When the dashboard benchmark runs with a few open cases
+    dashboard.report(5)
+    # Then the page's time and size are printed against their targets
+    out = capsys.readouterr().out
+    assert "dashboard with 5 open cases" in out and "KiB of HTML" in out
