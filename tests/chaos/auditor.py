@@ -153,9 +153,12 @@ def audit(
 
 
 def pages_by_case(cluster: Cluster, ids: set[str]) -> Counter[tuple[str, str, str]]:
-    """Notifications the channel received, by (case, recipient path, title)."""
+    """Notifications the channel took (or maybe took: it hung), by (case, recipient path,
+    title); a 500 is a definite refusal, not a page."""
     counted: Counter[tuple[str, str, str]] = Counter()
     for post in cluster.sink.received():
+        if post.mode == "500":
+            continue
         body = post.body if isinstance(post.body, dict) else {}
         found = [i for i in ids if i in post.text]
         for case_id in found[:1]:
