@@ -224,11 +224,14 @@ class Cluster:
         self.workers.append(worker)
         return worker
 
-    def start_beat(self, index: int) -> Process:
+    def start_beat(self, index: int, *, keep: bool = True) -> Process:
+        """A beat of its own schedule file; two of them double the sweeps, never a page."""
         schedule = self.folder / f"beat{index}-schedule"
         command = self.celery("beat", "--schedule", str(schedule), "--loglevel", "warning")
         beat = Process(f"beat{index}", command, self.env, self.folder / f"beat{index}.log")
-        self.beats.append(beat.start())
+        beat.start()
+        if keep:
+            self.beats.append(beat)
         return beat
 
     def start_api(self) -> None:
@@ -272,6 +275,10 @@ class Cluster:
             self.workers.remove(worker)
         while len(self.workers) < workers:
             self.start_worker()
+        for index, beat in enumerate(self.beats):
+            if not beat.alive():
+                beat.stop()
+                self.beats[index] = self.start_beat(index, keep=False)
         self.sink.mode = "ok"
         wait_until(self.api_answers, timeout=60, what="a healthy API")
         wait_until(self.consuming, timeout=60, what="every worker to consume")

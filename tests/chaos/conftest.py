@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -10,7 +12,6 @@ import pytest
 from tests.chaos.celery_only import make_celery_only_python
 from tests.chaos.cluster import Cluster, running_cluster
 from tests.chaos.sizes import SIZES
-from tests.support.services import require
 
 WORKERS = 2
 
@@ -23,6 +24,11 @@ def agent_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def deployment(agent_python: Path) -> Iterator[Cluster]:
+    if shutil.which("redis-server") is None:
+        message = "redis-server is not installed: the chaos suite runs a Redis of its own"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(message)
+        pytest.skip(message)
     with running_cluster(
         agent_python=agent_python, workers=WORKERS, concurrency=SIZES.concurrency
     ) as cluster:
@@ -32,6 +38,5 @@ def deployment(agent_python: Path) -> Iterator[Cluster]:
 @pytest.fixture
 def cluster(deployment: Cluster) -> Cluster:
     """The deployment, every server up and WORKERS workers consuming, whatever ran before."""
-    require(("127.0.0.1", 6379), "Redis")  # the machine's services are the suite's baseline
     deployment.heal(WORKERS)
     return deployment

@@ -85,21 +85,23 @@ def test_a_storm_of_raises_with_repeats_pages_once_per_question(cluster: Cluster
     per_agent = SIZES.storm_raises // SIZES.storm_agents
     questions = SIZES.storm_questions_per_agent
 
+    burst = per_agent // questions  # a question's repeats go out back to back
+
+    def packet_number(raise_number: int) -> int:
+        """Every third raise resends the packet before it exactly."""
+        return raise_number - 1 if raise_number % 3 == 2 else raise_number
+
     def agent(number: int) -> int:
         app = agent_celery(cluster)
         run = f"{prefix}-{number}"
-        pause = SIZES.storm_seconds / per_agent
         for raise_number in range(per_agent):
-            question = raise_number % questions
-            # every third raise resends an earlier packet exactly
-            packet_number = (
-                raise_number - questions
-                if raise_number % 3 == 2 and raise_number >= questions
-                else raise_number
+            question = raise_number // burst
+            packet_id = f"esc-{packet_number(raise_number)}"
+            raise_by_name(
+                app, cluster, packet(run, question, severity="medium", packet_id=packet_id)
             )
-            body = packet(run, question, severity="medium", packet_id=f"esc-{packet_number}")
-            raise_by_name(app, cluster, body)
-            time.sleep(pause)
+            if raise_number % burst == burst - 1:
+                time.sleep(SIZES.storm_seconds / questions)
         return per_agent
 
     started = time.monotonic()
@@ -109,9 +111,7 @@ def test_a_storm_of_raises_with_repeats_pages_once_per_question(cluster: Cluster
     sent_in = round(time.monotonic() - started, 1)
     # Then every raise is a case or joined one: one case per distinct question
     distinct = SIZES.storm_agents * questions
-    packets = SIZES.storm_agents * len(
-        {(n - questions if n % 3 == 2 and n >= questions else n) for n in range(per_agent)}
-    )
+    packets = SIZES.storm_agents * len({packet_number(n) for n in range(per_agent)})
 
     def seen() -> int:
         stored = sql(
