@@ -101,7 +101,7 @@ class Process:
     def stop(self, timeout: float = 20) -> None:
         if self.popen is None:
             return
-        if self.popen.poll() is None:
+        if self.popen.poll() is None and timeout > 0:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.pid, signal.SIGTERM)
             with contextlib.suppress(subprocess.TimeoutExpired):
@@ -293,9 +293,12 @@ class Cluster:
         return "\n".join([*texts, self.agent.log()])
 
     def stop(self) -> None:
-        for process in [*self.workers, *self.beats, *([self.api] if self.api else [])]:
-            process.stop()
-        self.agent.stop()
+        """Every process at once, outright: nothing here needs a clean shutdown any more."""
+        processes = [*self.workers, *self.beats, *([self.api] if self.api else [])]
+        for process in processes:
+            process.stop(timeout=0)
+        self.agent.process.kill()
+        self.agent.process.wait()
         self.redis.stop()
 
 

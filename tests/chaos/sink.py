@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 Mode = Literal["ok", "500", "hang", "slow"]
 HANG_FOR = 30.0  # longer than any send timeout the suite sets: the sender gives up first
-SLOW_FOR = 0.5  # answered, late: the send-to-commit window held open
+SLOW_FOR = 0.3  # answered, late: the send-to-commit window held open
 
 
 @dataclass

@@ -37,7 +37,7 @@ def kill_children(cluster: Cluster, kills: list[str], stop: threading.Event) -> 
 def test_worker_children_killed_through_every_stage_lose_nothing(cluster: Cluster) -> None:
     # Given a flow of cases that go through every stage on their own (window 1 s, timeout
     # 2 s: snapshot, routing, page, follow-up, default, close, wake) and a channel that holds
-    # each send open half a second, so kills land inside the send-to-commit window too
+    # each send open a while, so kills land inside the send-to-commit window too
     prefix = run_prefix("child-kill")
     cluster.sink.mode = "slow"
     stop = threading.Event()
