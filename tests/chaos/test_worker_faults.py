@@ -19,14 +19,15 @@ from tests.chaos.sizes import SIZES
 pytestmark = pytest.mark.timeout(SIZES.settle * 3)
 
 
-def kill_children(cluster: Cluster, kills: list[str], stop: threading.Event) -> None:
-    """SIGKILL a random pool child every few tenths of a second until `stop`."""
+def kill_children(cluster: Cluster, prefix: str, kills: list[str], stop: threading.Event) -> None:
+    """SIGKILL a random pool child every few tenths of a second until `stop`; each kill
+    records the states the run's cases were in."""
     chooser = random.Random(16)
     while not stop.wait(SIZES.child_kills_every):
         children = cluster.worker_children()
         if children:
             victim = chooser.choice(children)
-            states = sorted({row.state for row in cases_of(cluster, "chaos-child")})
+            states = sorted({row.state for row in cases_of(cluster, prefix)})
             try:
                 os.kill(victim, signal.SIGKILL)
                 kills.append(",".join(states))
@@ -42,7 +43,7 @@ def test_worker_children_killed_through_every_stage_lose_nothing(cluster: Cluste
     cluster.sink.mode = "slow"
     stop = threading.Event()
     kills: list[str] = []
-    killer = threading.Thread(target=kill_children, args=(cluster, kills, stop))
+    killer = threading.Thread(target=kill_children, args=(cluster, prefix, kills, stop))
     # When worker children are SIGKILLed, one every fraction of a second, while they work
     killer.start()
     try:
