@@ -57,6 +57,11 @@ class Audit:
             )
         return found
 
+    def ids_in_question(self) -> list[str]:
+        """The cases a broken promise names, for `explain`."""
+        names = ("lost", "parked", "double_decisions", "closed_without_decision", "unwoken")
+        return sorted({i for name in (*names, "not_acknowledged") for i in getattr(self, name)})
+
     def figures(self) -> dict[str, Any]:
         figures = {
             key: (len(value) if isinstance(value, list) else value)
@@ -181,3 +186,16 @@ def places_holding(cluster: Cluster, secret: str) -> list[str]:
     if secret in cluster.logs():
         found.append("logs")
     return found
+
+
+def explain(cluster: Cluster, audit: Audit) -> str:
+    """The broken promises, and for a few cases they name, the state and the last events."""
+    lines = audit.problems()
+    for case_id in audit.ids_in_question()[:5]:
+        events = sql(
+            cluster,
+            "SELECT kind, state FROM events WHERE escalation_id = :i ORDER BY id",
+            i=case_id,
+        )
+        lines.append(f"{case_id}: " + " > ".join(f"{e.kind}({e.state})" for e in events[-6:]))
+    return "\n".join(lines)

@@ -8,7 +8,7 @@ import time
 import httpx
 import pytest
 
-from tests.chaos.auditor import audit
+from tests.chaos.auditor import audit, explain
 from tests.chaos.cluster import Cluster
 from tests.chaos.drive import packet, raise_http, report, run_prefix
 from tests.chaos.sizes import SIZES
@@ -34,4 +34,4 @@ def test_two_beats_then_one_killed_page_each_window_once(cluster: Cluster) -> No
     )
     report(result)
     assert result.cases == SIZES.main_kill_cases
-    assert not result.problems(), result.problems()
+    assert not result.problems(), explain(cluster, result)

@@ -8,7 +8,7 @@ import time
 import httpx
 import pytest
 
-from tests.chaos.auditor import audit, cases_of
+from tests.chaos.auditor import audit, cases_of, explain
 from tests.chaos.cluster import Cluster, wait_for
 from tests.chaos.drive import packet, raise_http, reply_http, report, run_prefix
 from tests.chaos.sizes import SIZES
@@ -68,4 +68,4 @@ def test_a_sink_answering_500_then_hanging_delays_pages_and_loses_none(cluster: 
     report(result)
     states = {row.state for row in cases_of(cluster, prefix)}
     assert states == {"closed"}, states
-    assert not result.problems(), result.problems()
+    assert not result.problems(), explain(cluster, result)

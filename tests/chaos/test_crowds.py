@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 import pytest
 
-from tests.chaos.auditor import audit, cases_of, sql
+from tests.chaos.auditor import audit, cases_of, explain, sql
 from tests.chaos.cluster import Cluster, wait_for
 from tests.chaos.drive import (
     agent_celery,
@@ -75,7 +75,7 @@ def test_concurrent_replies_give_each_case_one_decision(cluster: Cluster) -> Non
     )
     report(result)
     assert set(statuses) <= {200, 409}, statuses
-    assert not result.problems(), result.problems()
+    assert not result.problems(), explain(cluster, result)
 
 
 def test_a_storm_of_raises_with_repeats_pages_once_per_question(cluster: Cluster) -> None:
@@ -156,4 +156,4 @@ def test_a_storm_of_raises_with_repeats_pages_once_per_question(cluster: Cluster
         stored_or_joined_in=intake_in,
     )
     report(result)
-    assert not result.problems(), result.problems()
+    assert not result.problems(), explain(cluster, result)

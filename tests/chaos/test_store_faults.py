@@ -10,7 +10,7 @@ from collections import Counter
 import httpx
 import pytest
 
-from tests.chaos.auditor import audit, cases_of, sql
+from tests.chaos.auditor import audit, cases_of, explain, sql
 from tests.chaos.cluster import Cluster, wait_for
 from tests.chaos.drive import (
     agent_celery,
@@ -58,7 +58,7 @@ def test_redis_killed_and_restarted_empty_loses_no_accepted_case(cluster: Cluste
     report(result)
     assert set(statuses) <= {201, 503}, statuses
     assert result.cases == statuses[201]
-    assert not result.problems(), result.problems()
+    assert not result.problems(), explain(cluster, result)
 
 
 def test_postgres_stopped_during_intake_and_replies_loses_nothing(cluster: Cluster) -> None:
@@ -122,7 +122,7 @@ def test_postgres_stopped_during_intake_and_replies_loses_nothing(cluster: Clust
         f"{prefix}-down": index,
         f"{prefix}-http": index,
     }, by_run
-    assert not result.problems(), result.problems()
+    assert not result.problems(), explain(cluster, result)
 
 
 def row_run(cluster: Cluster, prefix: str) -> list[str]:

@@ -11,7 +11,7 @@ import time
 import httpx
 import pytest
 
-from tests.chaos.auditor import audit, cases_of
+from tests.chaos.auditor import audit, cases_of, explain
 from tests.chaos.cluster import Cluster, wait_for
 from tests.chaos.drive import agent_celery, packet, raise_http, report, run_prefix, seed_secret
 from tests.chaos.sizes import SIZES
@@ -79,7 +79,7 @@ def test_worker_children_killed_through_every_stage_lose_nothing(cluster: Cluste
     result.extra["states_at_kills"] = sorted({s for k in kills for s in k.split(",") if s})
     report(result)
     assert result.cases == SIZES.child_kill_cases + 1  # the secret's refused row, by name
-    assert not result.problems(), result.problems()
+    assert not result.problems(), explain(cluster, result)
 
 
 def test_a_worker_main_process_killed_mid_flow_loses_nothing(cluster: Cluster) -> None:
@@ -106,4 +106,4 @@ def test_a_worker_main_process_killed_mid_flow_loses_nothing(cluster: Cluster) -
     )
     report(result)
     assert result.cases == SIZES.main_kill_cases
-    assert not result.problems(), result.problems()
+    assert not result.problems(), explain(cluster, result)
