@@ -25,6 +25,7 @@ from models.migrate import upgrade
 from models.settings import Settings
 from tests.chaos.agent import Agent, start_agent
 from tests.chaos.sink import ChaosSink
+from tests.chaos.sizes import SIZES
 from tests.support.postgres_server import PostgresServer, own_postgres
 from tests.support.waiting import wait_until
 
@@ -312,8 +313,8 @@ def chaos_settings(folder: Path, redis: RedisServer, postgres: PostgresServer, *
         api_tokens=f"agent:{AGENT_TOKEN},operator:{OPERATOR_TOKEN}",
         webhook_secret=secrets.token_hex(16),
         answer_key=secrets.token_hex(16),
-        sweep_interval=0.3,
-        stall_after=2.0,
+        sweep_interval=SIZES.sweep_interval,
+        stall_after=SIZES.stall_after,
         max_stage_attempts=10,
         delivery_tries=2,
         delivery_backoff=0.05,

@@ -26,6 +26,10 @@ class Sizes:
     storm_questions_per_agent: int
     storm_seconds: float
     settle: float  # seconds the auditor waits for every case to settle
+    # The sweeper's pace: fast in the small run; nearer the defaults at full size, where a
+    # 2 s stall interval under a backlog re-drives faster than the workers drain (RELIABILITY.md)
+    sweep_interval: float
+    stall_after: float
 
 
 SHORT = Sizes(
@@ -47,13 +51,15 @@ SHORT = Sizes(
     storm_questions_per_agent=2,
     storm_seconds=1.0,
     settle=60.0,
+    sweep_interval=0.3,
+    stall_after=2.0,
 )
 LONG = Sizes(
     long=True,
     concurrency=4,
     child_kill_cases=1000,
     child_kills=300,
-    child_kills_every=0.5,
+    child_kills_every=1.0,
     main_kill_cases=100,
     redis_cases=100,
     redis_kills=3,
@@ -67,5 +73,7 @@ LONG = Sizes(
     storm_questions_per_agent=10,
     storm_seconds=10.0,
     settle=900.0,
+    sweep_interval=1.0,
+    stall_after=20.0,
 )
 SIZES = LONG if os.environ.get("CHAOS", "").lower() == "long" else SHORT
