@@ -30,7 +30,7 @@ test: $(STAMP) lint
 	$(BIN)/python -m pytest
 
 # The chaos suite at full size (docs/RELIABILITY.md): 1,000 cases under worker kills, Redis
-# lost three times, PostgreSQL down 30 s, 10,000 raises... about half an hour on 2 cores.
+# lost three times, PostgreSQL down 30 s, 10,000 raises; long, give it a quiet machine.
 # `make test` runs the same faults small. Figures are appended to chaos-figures.jsonl.
 chaos: $(STAMP)
 	CHAOS=long CHAOS_FIGURES=$${CHAOS_FIGURES-chaos-figures.jsonl} $(BIN)/python -m pytest tests/chaos -s
