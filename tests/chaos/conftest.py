@@ -1,4 +1,4 @@
-"""The chaos suite's fixtures: one deployment per session, healed before every fault."""
+"""The chaos suite's fixtures: one deployment for the package, healed before every fault."""
 
 from __future__ import annotations
 
@@ -22,7 +22,9 @@ def agent_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return make_celery_only_python(tmp_path_factory.mktemp("chaos-agent") / "venv")
 
 
-@pytest.fixture(scope="session")
+# Package scope: torn down after the last chaos test, not left sweeping through the rest
+# of the suite.
+@pytest.fixture(scope="package")
 def deployment(agent_python: Path) -> Iterator[Cluster]:
     if shutil.which("redis-server") is None:
         message = "redis-server is not installed: the chaos suite runs a Redis of its own"
