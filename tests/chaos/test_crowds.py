@@ -111,25 +111,34 @@ def test_a_storm_of_raises_with_repeats_pages_once_per_question(cluster: Cluster
     sent_in = round(time.monotonic() - started, 1)
     # Then every raise is a case or joined one: one case per distinct question
     distinct = SIZES.storm_agents * questions
-    packets = SIZES.storm_agents * len({packet_number(n) for n in range(per_agent)})
+    sent_packets = {
+        (f"{prefix}-{a}", f"esc-{packet_number(n)}")
+        for a in range(SIZES.storm_agents)
+        for n in range(per_agent)
+    }
+    packets = len(sent_packets)
 
-    def seen() -> int:
+    def accounted() -> set[tuple[str, str]]:
+        """(run, packet) pairs stored as a case or recorded as joining one."""
         stored = sql(
-            cluster, "SELECT count(*) FROM escalations WHERE run_id LIKE :p", p=f"{prefix}%"
+            cluster,
+            "SELECT run_id, packet_id FROM escalations WHERE run_id LIKE :p",
+            p=f"{prefix}%",
         )
         joined = sql(
             cluster,
-            "SELECT count(*) FROM events v JOIN escalations e ON e.id = v.escalation_id "
-            "WHERE e.run_id LIKE :p AND v.kind = 'joined'",
+            "SELECT e.run_id, v.detail->>'packet_id' FROM events v JOIN escalations e "
+            "ON e.id = v.escalation_id WHERE e.run_id LIKE :p AND v.kind = 'joined'",
             p=f"{prefix}%",
         )
-        return int(stored[0][0]) + int(joined[0][0])
+        return {(r[0], r[1]) for r in [*stored, *joined]}
 
+    # (a resend of a packet is a repeat: only each packet's first arrival is waited for)
     wait_for(
-        seen,
-        lambda n: n >= packets,
+        lambda: len(sent_packets - accounted()),
+        lambda missing: missing == 0,
         timeout=SIZES.settle,
-        what=f"{packets} packets stored or joined",
+        what=f"all {packets} packets stored or joined",
     )
     intake_in = round(time.monotonic() - started, 1)
     rows = cases_of(cluster, prefix)
