@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from typing import Any
 
+from sqlalchemy import text
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
@@ -271,7 +272,8 @@ def insert_escalation(
 
 def open_case_for_question(session: Session, row: Escalation) -> Escalation | None:
     """An open case asking the same question at the same severity (SPEC §9: never twice),
-    other than a resend of this very packet."""
+    other than a resend of this very packet. Holds the question's lock to the commit."""
+    lock_question(session, row.question_key)
     statement = select(Escalation).where(
         Escalation.question_key == row.question_key,
         Escalation.severity == row.severity,
@@ -279,6 +281,16 @@ def open_case_for_question(session: Session, row: Escalation) -> Escalation | No
         col(Escalation.state).not_in([state.value for state in TERMINAL]),
     )
     return session.exec(statement.with_for_update()).first()
+
+
+def lock_question(session: Session, question_key: str | None) -> None:
+    """Intakes of one question take turns until their transaction ends. FOR UPDATE locks only
+    rows that exist: two first raises of a question both found none and both inserted (the
+    chaos storm, on PostgreSQL). SQLite's BEGIN IMMEDIATE already serialises writers."""
+    if question_key and session.get_bind().dialect.name == "postgresql":
+        # 60 bits of the key's digest fit a bigint; a collision only makes two questions wait
+        lock = int(question_key[:15], 16)
+        session.execute(text("SELECT pg_advisory_xact_lock(:lock)"), {"lock": lock})
 
 
 def record_reply(

@@ -1,0 +1,44 @@
+"""The chaos suite's fixtures: one deployment for the package, healed before every fault."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.chaos.celery_only import make_celery_only_python
+from tests.chaos.cluster import Cluster, running_cluster
+from tests.chaos.sizes import SIZES
+
+WORKERS = 2
+
+
+@pytest.fixture(scope="session")
+def agent_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A Python with only celery installed: the agent's side."""
+    return make_celery_only_python(tmp_path_factory.mktemp("chaos-agent") / "venv")
+
+
+# Package scope: torn down after the last chaos test, not left sweeping through the rest
+# of the suite.
+@pytest.fixture(scope="package")
+def deployment(agent_python: Path) -> Iterator[Cluster]:
+    if shutil.which("redis-server") is None:
+        message = "redis-server is not installed: the chaos suite runs a Redis of its own"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    with running_cluster(
+        agent_python=agent_python, workers=WORKERS, concurrency=SIZES.concurrency
+    ) as cluster:
+        yield cluster
+
+
+@pytest.fixture
+def cluster(deployment: Cluster) -> Cluster:
+    """The deployment, every server up and WORKERS workers consuming, whatever ran before."""
+    deployment.heal(WORKERS)
+    return deployment

@@ -1,0 +1,53 @@
+"""The same open question raised at once by one run, many times (#16's storm found two cases
+on PostgreSQL): every raise but the first joins it, whichever worker takes it."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pytest
+from sqlmodel import Session, select
+
+from models.db import make_engine
+from models.settings import Settings
+from models.tables import Escalation
+from workers.intake import Accepted, accept
+from workers.runtime import runtime_for
+from workflows.examples import valid_packet
+
+RAISES = 12
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "redis-postgres"], indirect=True)
+def test_concurrent_raises_of_one_question_make_one_case(
+    settings: Settings, celery_app: Any
+) -> None:
+    # Given one run asking one question, under as many packet ids as there are raises
+    runtime = runtime_for(celery_app)
+    packets = [
+        {**valid_packet(), "packet_id": f"esc-join-{n}", "blocked_on": "The one question."}
+        for n in range(RAISES)
+    ]
+    results: list[Accepted] = []
+    start = threading.Barrier(RAISES)
+
+    def raise_one(packet: dict[str, Any]) -> None:
+        start.wait()
+        results.append(accept(runtime, {"packet": packet}))
+
+    # When every raise is stored at the same moment
+    threads = [threading.Thread(target=raise_one, args=(p,)) for p in packets]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    # Then there is one case; every other raise joined it
+    engine = make_engine(settings)
+    with Session(engine) as session:
+        cases = session.exec(select(Escalation).where(Escalation.run_id == "run-8842")).all()
+    engine.dispose()
+    assert len(cases) == 1, [c.packet_id for c in cases]
+    assert sum(r.created for r in results) == 1
+    assert sum(r.joined for r in results) == RAISES - 1
+    assert {r.id for r in results} == {cases[0].id}
