@@ -99,6 +99,7 @@ def case_of(row: Escalation) -> Case:
         created_at=as_utc(row.created_at),
         routed_at=as_utc(row.routed_at),
         extended=timedelta(seconds=row.extended_seconds or 0),
+        acknowledged_by=row.acknowledged_by,
     )
 
 
@@ -155,7 +156,17 @@ def apply_result(
         add_event(session, row, event.kind, event.detail, now=now)
     for item in result.outbound:  # Outbound's fields are the outbox row's columns
         fields = {**asdict(item), "payload": dict(item.payload)}
-        session.add(Delivery(escalation_id=row.id, **fields, next_attempt_at=now, created_at=now))
+        not_before = fields.pop("not_before")
+        later = not_before is not None and not_before > now
+        session.add(
+            Delivery(
+                escalation_id=row.id,
+                **fields,
+                state=DeliveryState.WAITING if later else DeliveryState.PENDING,
+                next_attempt_at=not_before if later else now,
+                created_at=now,
+            )
+        )
     if result.decision is not None:
         session.add(decision_row(row.id, result.decision, now=now, reply_id=reply_id))
 
@@ -175,6 +186,8 @@ def _apply_update(row: Escalation, update: CaseUpdate) -> None:
         row.outcome = update.outcome
     row.reply_token_hash = update.reply_token_hash or row.reply_token_hash
     row.ack_due_at = update.ack_due_at or row.ack_due_at
+    if update.acknowledged_by is not None:
+        row.acknowledged_by = update.acknowledged_by
 
 
 def decision_row(
@@ -345,7 +358,9 @@ def due_deliveries(
             or_(
                 (col(Delivery.state) == DeliveryState.PENDING)
                 & (col(Delivery.next_attempt_at) <= now - pending_grace),
-                col(Delivery.state).in_((DeliveryState.FAILED, DeliveryState.UNKNOWN))
+                col(Delivery.state).in_(
+                    (DeliveryState.FAILED, DeliveryState.UNKNOWN, DeliveryState.WAITING)
+                )
                 & (col(Delivery.next_attempt_at) <= now),
                 (col(Delivery.state) == DeliveryState.SENDING) & (col(Delivery.lease_until) <= now),
             )

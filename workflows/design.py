@@ -34,7 +34,6 @@ from workflows.durations import format_duration
 from workflows.errors import DesignError
 from workflows.identities import identity_key
 from workflows.tool_rules import ToolRule, check_tool_name
-from workflows.working_hours import WorkingHours
 from workflows.vocabulary import (
     CRITICAL_WAITING,
     Severity,
@@ -42,6 +41,7 @@ from workflows.vocabulary import (
     TriggerType,
     WaitingBehavior,
 )
+from workflows.working_hours import WorkingHours
 
 SEVERITY_ORDER: tuple[Severity, ...] = tuple(Severity)  # least to most severe
 

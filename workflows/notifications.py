@@ -43,6 +43,9 @@ class RouteFacts:
     timeout_action: str
     waiting_behavior: str
     design: str
+    # When the tier's clock started: the first page's time, later than routing when it
+    # waited for working hours.
+    clock_from: datetime | None = None
 
 
 # Filled in at send time (workers/answering.py): the outbox never holds a live token or link.
@@ -88,7 +91,7 @@ class _Note:
 
 
 def _deadline(case: Case, route: RouteFacts, at: datetime) -> str:
-    deadline = (case.routed_at or at) + route.timeout
+    deadline = (route.clock_from or case.routed_at or at) + route.timeout
     return deadline.isoformat(timespec="minutes")
 
 
@@ -277,6 +280,21 @@ def render_follow_up(
     )
     if next_tier:
         note += " You are paged as the next tier."
+    return _render(
+        case, route, _Note(follow_up=note), public_url=public_url, at=at, reading=reading
+    )
+
+
+def render_chain_page(
+    case: Case,
+    route: RouteFacts,
+    *,
+    public_url: str,
+    at: datetime,
+    note: str,
+    reading: Reading = Reading.MAIL,
+) -> Message:
+    """A chain level's page: says where in the chain it is, and stands alone like the rest."""
     return _render(
         case, route, _Note(follow_up=note), public_url=public_url, at=at, reading=reading
     )
