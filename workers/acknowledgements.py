@@ -42,7 +42,7 @@ def acknowledge(runtime: Runtime, escalation_id: str, *, by: str, reason: str) -
             )
         ).all()
         for delivery in waiting:
-            delivery.state, delivery.next_attempt_at = DeliveryState.CANCELLED, None
+            delivery.state = DeliveryState.CANCELLED  # its due time stays, for the record
             session.add(delivery)
         if waiting:
             add_event(

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from celery import Celery
-from sqlmodel import col, update
+from sqlmodel import col, select, update
 
 from models.db import transaction
 from models.store import add_event, case_of
@@ -20,19 +20,16 @@ from workers import channels
 from workers.answering import answer_links, case_token
 from workers.inbound.ntfy import MAX_ACTIONS
 from workers.inbound.ntfy import answer_actions as answer_actions_header
-from workers.intake import accept
-from workers.local_files import refused_paths, write_atomically
+from workers.local_files import refused_paths
 from workers.runtime import Runtime
 from workers.stage_runs import nudge
 from workers.unblock import settle_request_file, unblock, write_command_file
+from workers.undelivered import escalate_undelivered, resend_on_recovery
 from workers.wake_acks import resumed_by_delivery
 from workers.wakeups import post_webhook, send_wake_task
-from workflows.blocked_file import render_blocked
 from workflows.channel_kinds import reading_of, takes_html
-from workflows.delivery_failure import delivery_failure_packet
-from workflows.errors import PacketRefused
 from workflows.intake import DEFAULT_WAKE_QUEUE
-from workflows.notifications import fill_markers
+from workflows.notifications import fill_cited_markers, fill_markers
 from workflows.stage_results import (
     PAGES,
     DeliveryState,
@@ -236,6 +233,10 @@ def _personalised(runtime: Runtime, delivery: Delivery, tag: str) -> tuple[str, 
         row = session.get(Escalation, delivery.escalation_id)
         labels = [option["label"] for option in (row.options if row else [])]
         pipeline = row.pipeline if row else None
+        cited = session.get(Escalation, row.cites_id) if row and row.cites_id else None
+        cited_labels = [option["label"] for option in (cited.options if cited else [])]
+        if cited is not None:
+            session.expunge(cited)
     key = runtime.answer_key
     token = case_token(key, delivery.escalation_id, pipeline)
     links = answer_links(
@@ -243,11 +244,30 @@ def _personalised(runtime: Runtime, delivery: Delivery, tag: str) -> tuple[str, 
     )
     # The HTML part was escaped by its template: its markers carry escaped labels.
     escaped = {html.escape(label): html.escape(url) for label, url in links.items()}
-    return (
-        fill_markers(delivery.title, token=token, links={}),
-        fill_markers(delivery.body, token=token, links=links),
-        fill_markers(str(delivery.payload.get("html") or ""), token=token, links=escaped),
-    )
+    title = fill_markers(delivery.title, token=token, links={})
+    body = fill_markers(delivery.body, token=token, links=links)
+    markup = fill_markers(str(delivery.payload.get("html") or ""), token=token, links=escaped)
+    if cited is not None:  # a delivery-failure notice: the original's code and links
+        cited_token = case_token(key, cited.id, cited.pipeline)
+        cited_links = answer_links(
+            key, runtime.settings.resolved_public_url, cited.id, cited_labels, via=tag
+        )
+        cited_escaped = {html.escape(k): html.escape(v) for k, v in cited_links.items()}
+        body = fill_cited_markers(body, token=cited_token, links=cited_links)
+        markup = fill_cited_markers(markup, token=cited_token, links=cited_escaped)
+    note = delivery.payload.get("resent_note")
+    if isinstance(note, str):  # a page sent again says so first
+        body = f"{note}\n{body}"
+        markup = _html_first(markup, note)
+    return title, body, markup
+
+
+def _html_first(markup: str, line: str) -> str:
+    """The HTML part with one escaped paragraph first in its body."""
+    opened = markup.find(">", markup.find("<body")) + 1
+    if not markup or opened <= 0:
+        return markup
+    return f"{markup[:opened]}\n<p>{html.escape(line)}</p>{markup[opened:]}"
 
 
 def deliver_one(app: Celery, runtime: Runtime, delivery_id: int) -> None:
@@ -268,12 +288,20 @@ def deliver_one(app: Celery, runtime: Runtime, delivery_id: int) -> None:
             return
         row.lease_until = None
         row.last_error = outcome.error
+        resent: list[str] = []
+        held = False
         if outcome.state == channels.SENT:
             row.state, row.sent_at = channels.SENT, now
             if outcome.error is None:
                 resumed_by_delivery(session, row, now=now)
+            resent = resend_on_recovery(session, row, now=now)
         elif outcome.state == DeliveryState.REFUSED:  # final: no retry, no next attempt
             row.state, row.next_attempt_at = DeliveryState.REFUSED, None
+        elif outcome.state == DeliveryState.UNKNOWN and row.channel is Via.APPRISE:
+            # The request went out and no answer came: it may have arrived. Not sent again on
+            # the interval (a person paged twice learns to ignore pages); re-sent, marked,
+            # once a later send on this channel works (workers/undelivered.py).
+            row.state, row.next_attempt_at, held = DeliveryState.UNKNOWN, None, True
         elif row.attempts >= settings.delivery_max_attempts:
             row.state, exhausted = DeliveryState.ABANDONED, True
         else:
@@ -295,13 +323,27 @@ def deliver_one(app: Celery, runtime: Runtime, delivery_id: int) -> None:
                 "attempt": row.attempts,
                 **({"error": outcome.error} if outcome.error else {}),
                 **({"gave_up": True} if exhausted else {}),
+                **({"held_until_channel_works": True} if held else {}),
             },
             now=now,
         )
         case = case_of(case_row)
-    still_open = case.state in OPEN_FOR_DECISION
-    if exhausted and delivery.purpose in PAGES and delivery.role == Role.PRIMARY and still_open:
-        _escalate_undelivered(app, runtime, case, delivery, outcome.error or "unconfirmed")
+    for escalation_id in resent:
+        nudge(app, Stage.DELIVER, escalation_id)
+    if not exhausted or delivery.purpose not in PAGES or case.state not in OPEN_FOR_DECISION:
+        return
+    # The decider's page gave up: escalate it. Any other channel giving up afterwards joins
+    # that second case and is named there.
+    if delivery.role == Role.PRIMARY or _already_escalated(runtime, case.id):
+        escalate_undelivered(app, runtime, case, delivery, outcome.error or "unconfirmed")
+
+
+def _already_escalated(runtime: Runtime, escalation_id: str) -> bool:
+    with transaction(runtime.engine) as session:
+        found = session.exec(
+            select(Escalation.id).where(Escalation.cites_id == escalation_id)
+        ).first()
+        return found is not None
 
 
 def _cancel_if_decided(runtime: Runtime, delivery: Delivery) -> bool:
@@ -327,39 +369,3 @@ def _cancel_if_decided(runtime: Runtime, delivery: Delivery) -> bool:
             now=now,
         )
         return True
-
-
-def _escalate_undelivered(
-    app: Celery, runtime: Runtime, case: Any, delivery: Delivery, error: str
-) -> None:
-    """After the limit: a second packet citing the first, and the run's fallback file."""
-    fallback = case.wake.get("fallback_file")
-    if isinstance(fallback, str) and (
-        outside := refused_paths(
-            {"fallback_file": fallback}, runtime.settings.file_roots, prefix=""
-        )
-    ):
-        log.error("not writing the fallback file: %s", outside[0])
-    elif isinstance(fallback, str):
-        try:
-            write_atomically(
-                Path(fallback),
-                render_blocked(case.packet, case.options, escalation_id=case.id),
-                roots=runtime.settings.file_roots,
-            )
-        except OSError as exc:
-            log.error("could not write fallback file %s: %s", fallback, exc)
-    packet = delivery_failure_packet(
-        case, target=delivery.target, attempts=delivery.attempts, error=error
-    )
-    if packet is None:
-        return
-    options = [
-        {"label": "acknowledge", "description": f"I have seen it and will answer case {case.id}."}
-    ]
-    try:
-        second = accept(runtime, {"packet": packet, "options": options}, cites_id=case.id)
-    except PacketRefused as refused:
-        log.error("delivery-failure packet for %s refused: %s", case.id, refused)
-        return
-    nudge(app, Stage.SNAPSHOT, second.id)
