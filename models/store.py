@@ -27,6 +27,7 @@ from workflows.stage_results import (
     DecisionSpec,
     DeliveryState,
     EventSpec,
+    Outbound,
     Resolution,
     StageResult,
 )
@@ -154,7 +155,16 @@ def apply_result(
     session.add(row)
     for event in result.events:
         add_event(session, row, event.kind, event.detail, now=now)
-    for item in result.outbound:  # Outbound's fields are the outbox row's columns
+    add_outbound(session, row, result.outbound, now=now)
+    if result.decision is not None:
+        session.add(decision_row(row.id, result.decision, now=now, reply_id=reply_id))
+
+
+def add_outbound(
+    session: Session, row: Escalation, outbound: Sequence[Outbound], *, now: datetime
+) -> None:
+    """Write outbox rows: pending now, or waiting until their `not_before`."""
+    for item in outbound:  # Outbound's fields are the outbox row's columns
         fields = {**asdict(item), "payload": dict(item.payload)}
         not_before = fields.pop("not_before")
         later = not_before is not None and not_before > now
@@ -167,8 +177,6 @@ def apply_result(
                 created_at=now,
             )
         )
-    if result.decision is not None:
-        session.add(decision_row(row.id, result.decision, now=now, reply_id=reply_id))
 
 
 def _apply_update(row: Escalation, update: CaseUpdate) -> None:

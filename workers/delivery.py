@@ -5,7 +5,6 @@ from __future__ import annotations
 import html
 import logging
 from collections.abc import Callable
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -27,17 +26,14 @@ from workers.unblock import settle_request_file, unblock, write_command_file
 from workers.undelivered import escalate_undelivered, resend_on_recovery
 from workers.wake_acks import resumed_by_delivery
 from workers.wakeups import post_webhook, send_wake_task
-from workflows.channel_kinds import reading_of, takes_html
 from workflows.intake import DEFAULT_WAKE_QUEUE
 from workflows.notifications import fill_cited_markers, fill_markers
 from workflows.stage_results import (
     PAGES,
     DeliveryState,
-    Outbound,
     Purpose,
     Role,
     Stage,
-    StageResult,
     Via,
 )
 from workflows.states import OPEN_FOR_DECISION, State
@@ -50,34 +46,6 @@ RETRY_FROM = (
     DeliveryState.UNKNOWN,
     DeliveryState.WAITING,
 )
-
-
-def per_channel(runtime: Runtime, result: StageResult) -> StageResult:
-    """Expand each apprise tag into one outbox row per configured channel, each channel once."""
-    outbound: dict[tuple[str, str, int], Outbound] = {}
-    for item in result.outbound:
-        if item.channel is not Via.APPRISE:
-            outbound.setdefault((item.purpose, item.target, item.step), item)
-            continue
-        found = runtime.channels.channels(item.target)
-        # A tag with no channel is recorded and retried like any failure, so the gap shows.
-        targets = [channel.name for channel in found] or [f"tag:{item.target}"]
-        for target in targets:  # the primary comes first, so a shared channel stays primary
-            outbound.setdefault((item.purpose, target, item.step), _in_its_form(item, target))
-    return replace(result, outbound=tuple(outbound.values()))
-
-
-def _in_its_form(item: Outbound, target: str) -> Outbound:
-    """One channel's row: the message in the form that channel is read in."""
-    reading = reading_of(target)
-    form = item.payload.get("forms", {}).get(reading)
-    kept = {key: value for key, value in item.payload.items() if key != "forms"}
-    payload: dict[str, Any] = {**kept, "tag": item.target}
-    if not form:
-        return replace(item, target=target, payload=payload)
-    html = form["html"] if takes_html(target) else ""
-    payload |= {"reading": reading, "html": html, "notify_type": form["notify_type"]}
-    return replace(item, target=target, title=form["title"], body=form["body"], payload=payload)
 
 
 def _send_lease(settings: Any) -> timedelta:

@@ -25,8 +25,9 @@ from models.store import (
 from models.tables import Delivery, Escalation
 from workers import blockers, names
 from workers.answering import case_token, token_hash
-from workers.delivery import deliver_one, per_channel
+from workers.delivery import deliver_one
 from workers.intake import accept_when_stored
+from workers.per_channel import per_channel
 from workers.probes import read_fingerprint
 from workers.runtime import Runtime, runtime_for
 from workers.stage_runs import begin_attempt, finish, nudge

@@ -13,16 +13,19 @@ from sqlmodel import Session, col, select
 from models.db import transaction
 from models.store import (
     add_event,
+    add_outbound,
     apply_result,
     case_of,
     decision_of,
     decision_spec,
+    design_of,
     find_by_packet,
     lock_escalation,
 )
 from models.tables import Delivery, Escalation
 from workers.intake import accept
 from workers.local_files import refused_paths, write_atomically
+from workers.per_channel import per_channel
 from workers.runtime import Runtime
 from workers.stage_runs import nudge
 from workflows.blocked_file import render_blocked
@@ -31,10 +34,11 @@ from workflows.delivery_failure import (
     FAILING_KEY,
     channel_joined,
     delivery_failure_packet,
+    joined_notice,
     settled_by_original,
 )
 from workflows.errors import PacketRefused
-from workflows.stage_results import PAGES, DeliveryState, Stage, Via
+from workflows.stage_results import PAGES, DeliveryState, Stage, StageResult, Via
 from workflows.states import OPEN_FOR_DECISION, State
 
 log = logging.getLogger(__name__)
@@ -53,37 +57,54 @@ def escalate_undelivered(
 ) -> None:
     """After the limit: a second packet citing the first, and the run's fallback file; a
     channel failing after that joins the second case and is named there."""
-    _write_fallback(runtime, case)
     with transaction(runtime.engine) as session:
         existing = find_by_packet(session, case.run_id, f"{case.packet_id}-undelivered")
+        second_id = existing.id if existing is not None else None
         failing = _failing_channels(session, case.id)
-        if existing is not None:
-            _join(session, existing, delivery.target, original_id=case.id)
+    if second_id is None:
+        _write_fallback(runtime, case)
+        packet = delivery_failure_packet(
+            case, target=delivery.target, attempts=delivery.attempts, error=error, failing=failing
+        )
+        if packet is None:
             return
-    packet = delivery_failure_packet(
-        case, target=delivery.target, attempts=delivery.attempts, error=error, failing=failing
-    )
-    if packet is None:
-        return
-    options = [
-        {"label": "acknowledge", "description": f"I have seen it and will answer case {case.id}."}
-    ]
-    try:
-        second = accept(runtime, {"packet": packet, "options": options}, cites_id=case.id)
-    except PacketRefused as refused:
-        log.error("delivery-failure packet for %s refused: %s", case.id, refused)
-        return
+        options = [
+            {
+                "label": "acknowledge",
+                "description": f"I have seen it and will answer case {case.id}.",
+            }
+        ]
+        try:
+            second = accept(runtime, {"packet": packet, "options": options}, cites_id=case.id)
+        except PacketRefused as refused:
+            log.error("delivery-failure packet for %s refused: %s", case.id, refused)
+            return
+        if second.created:
+            _link_forward(runtime, case.id, second.id, packet[FAILING_KEY])
+            nudge(app, Stage.SNAPSHOT, second.id)
+        second_id = second.id  # made now, or by another channel's give-up a moment ago
+    # A channel that gave up while the second case was being made is named too: it looked
+    # for the case before it existed, so it is found here.
+    joined = False
     with transaction(runtime.engine) as session:
-        row = lock_escalation(session, case.id)
-        if row is not None:  # the original links forward to the case that carries it on
+        for channel in dict.fromkeys([delivery.target, *_failing_channels(session, case.id)]):
+            joined |= _join(runtime, session, second_id, channel, original_id=case.id)
+    if joined:
+        nudge(app, Stage.DELIVER, second_id)
+
+
+def _link_forward(runtime: Runtime, original_id: str, second_id: str, channels: object) -> None:
+    """The original's record points at the case that carries its failure on."""
+    with transaction(runtime.engine) as session:
+        row = lock_escalation(session, original_id)
+        if row is not None:
             add_event(
                 session,
                 row,
                 "undelivered_escalated",
-                {"case": second.id, "channels": packet[FAILING_KEY]},
+                {"case": second_id, "channels": channels},
                 now=datetime.now(UTC),
             )
-    nudge(app, Stage.SNAPSHOT, second.id)
 
 
 def _write_fallback(runtime: Runtime, case: Case) -> None:
@@ -116,16 +137,28 @@ def _failing_channels(session: Session, escalation_id: str) -> list[str]:
     return list(dict.fromkeys(rows))
 
 
-def _join(session: Session, second: Escalation, channel: str, *, original_id: str) -> None:
+def _join(
+    runtime: Runtime, session: Session, second_id: str, channel: str, *, original_id: str
+) -> bool:
     """Name a newly failing channel on the second case (its packet lists them all)."""
-    row = lock_escalation(session, second.id)
+    row = lock_escalation(session, second_id)
     if row is None or row.packet is None:
-        return
+        return False
     joined = channel_joined(case_of(row), channel)
     if joined is None:
-        return
+        return False
     event, channels = joined
     now = datetime.now(UTC)
+    if State(row.state) in OPEN_FOR_DECISION:  # routed: its notice named only the others
+        notice = joined_notice(
+            case_of(row),
+            design_of(row),
+            channel,
+            public_url=runtime.settings.resolved_public_url,
+            now=now,
+        )
+        result = per_channel(runtime, StageResult(State(row.state), (), outbound=(notice,)))
+        add_outbound(session, row, result.outbound, now=now)
     row.packet = {**row.packet, FAILING_KEY: channels}
     session.add(row)
     add_event(session, row, event.kind, event.detail, now=now)
@@ -134,6 +167,7 @@ def _join(session: Session, second: Escalation, channel: str, *, original_id: st
         add_event(
             session, original, "undelivered_joined", {"case": row.id, **event.detail}, now=now
         )
+    return True
 
 
 def settle_citing(app: Celery, runtime: Runtime, original_id: str) -> None:

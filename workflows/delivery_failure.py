@@ -13,9 +13,22 @@ from datetime import datetime
 from typing import Any
 
 from workflows.case import Case
-from workflows.design import SEVERITY_ORDER
-from workflows.notifications import render_delivery_failure
-from workflows.stage_results import SYSTEM, CaseUpdate, DecisionSpec, EventSpec, Stage, StageResult
+from workflows.design import SEVERITY_ORDER, Design
+from workflows.notifications import every_form, render_chain_page, render_delivery_failure
+from workflows.routing import route_facts
+from workflows.stage_results import (
+    SYSTEM,
+    CaseUpdate,
+    DecisionSpec,
+    EventSpec,
+    Outbound,
+    Purpose,
+    Reading,
+    Role,
+    Stage,
+    StageResult,
+    Via,
+)
 from workflows.states import State, check_transition
 from workflows.text import one_line
 from workflows.vocabulary import CRITICAL_WAITING, Severity, WaitingBehavior
@@ -77,6 +90,28 @@ def channel_joined(failure: Case, channel: str) -> tuple[EventSpec, list[str]] |
         return None
     channels = [*named, channel]
     return EventSpec("failing_channel_joined", {"channel": channel, "failing": channels}), channels
+
+
+def joined_notice(
+    failure: Case, design: Design, channel: str, *, public_url: str, now: datetime
+) -> Outbound:
+    """The short page that tells the second case's decider another channel failed too."""
+    facts = route_facts(design, failure)
+    original = failure.cites_id or "?"
+    note = f"ANOTHER CHANNEL FAILED for case {original}: {channel}. Answer it directly."
+    forms = every_form(render_chain_page, failure, facts, public_url=public_url, at=now, note=note)
+    mail = forms[Reading.MAIL]
+    named = len(failure.packet.get(FAILING_KEY) or [])
+    return Outbound(
+        Purpose.NOTIFY,
+        Via.APPRISE,
+        design.tier(facts.severity).recipient.primary,
+        Role.PRIMARY,
+        mail["title"],
+        mail["body"],
+        {"forms": forms, "joined": channel},
+        step=named + 1,  # one row per joined channel, beside the first notice (step 0)
+    )
 
 
 def settled_by_original(

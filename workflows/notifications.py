@@ -87,6 +87,9 @@ def _original_lines(case: Case, reading: Reading, public_url: str) -> list[str]:
         f"Original question (case {case.cites_id}): {one_line(str(original.get('question')), 200)}",
         f"Its choices: {one_line(' | '.join(labels), 200)}",
     ]
+    failing = [str(c).split(" #")[0] for c in case.packet.get("failing_channels") or []]
+    if failing:
+        lines.append(f"Failing: {one_line(', '.join(failing), 300)}")
     if reading is Reading.CHAT:
         lines.append(f"Answer it here: {CITED_TOKEN_MARKER} <choice>")
     else:
@@ -110,7 +113,9 @@ def _original_blocks(case: Case, public_url: str) -> list[Block]:
         for o in original.get("options") or []
         if isinstance(o, Mapping)
     )
+    failing = tuple(Item(one_line(str(c), 300)) for c in case.packet.get("failing_channels") or [])
     return [
+        *([Block(heading="Failing channels:", items=failing)] if failing else []),
         Block(
             (
                 f"The original question (case {case.cites_id}), answer it directly: "
