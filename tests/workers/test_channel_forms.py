@@ -178,6 +178,9 @@ def test_every_channel_that_was_paged_learns_the_outcome(
     assert "actions" not in str(ntfy.path).lower()  # no answer buttons on a closed case
 
 
+HAND_WRITTEN = "## Chains, working hours, acknowledgements and failing channels"
+
+
 def capture(path: Path, mail: Any, text: str, html: str, chat: str, ntfy: Any, push: str) -> None:
     """Write what the peers received, as received, for docs/CHANNELS.md."""
     fence = "```"
@@ -220,4 +223,7 @@ def capture(path: Path, mail: Any, text: str, html: str, chat: str, ntfy: Any, p
         fence,
         "",
     ]
-    path.write_text("\n".join(parts), encoding="utf-8")
+    # The hand-written part after the captures is kept as it is.
+    old = path.read_text(encoding="utf-8") if path.exists() else ""
+    kept = old[old.find(HAND_WRITTEN) :] if HAND_WRITTEN in old else ""
+    path.write_text("\n".join(parts) + kept, encoding="utf-8")
