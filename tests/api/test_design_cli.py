@@ -57,8 +57,8 @@ def test_given_the_oncall_example_when_checked_then_its_hours_and_chains_are_lis
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     assert (
-        "    hours: mon,tue,wed,thu,fri 09:00-18:00 Europe/Berlin (pages below critical wait for them)"
-        in lines
+        "    hours: mon,tue,wed,thu,fri 09:00-18:00 Europe/Berlin "
+        "(pages below critical wait for them)" in lines
     )
     assert (
         "    chain: +10m oncall -> +10m oncall-secondary -> +10m eng-manager,oncall-pager, "

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 import yaml
+from fastapi.testclient import TestClient
 
 from models.settings import Settings
 from tests.support.sink import Received
@@ -17,6 +18,7 @@ from workers.answers import answer
 from workers.runtime import runtime_for
 from workflows.examples import valid_packet
 
+OPERATOR = {"Authorization": "Bearer op-token"}
 CHAINS = Path(__file__).resolve().parent.parent / "support" / "design-chains.yaml"
 
 
@@ -99,7 +101,7 @@ def test_an_ack_stops_a_chain_that_stops_on_ack_but_the_default_still_applies(
 
 
 def test_an_ack_stops_the_reminder_and_the_next_tier_and_a_hold_pages_nobody(
-    service: Harness,
+    service: Harness, api: TestClient
 ) -> None:
     # Given a high case (hold, next tier critical) whose notice reached oncall
     service.send(high("esc-ack-1"))
@@ -119,6 +121,9 @@ def test_an_ack_stops_the_reminder_and_the_next_tier_and_a_hold_pages_nobody(
     assert [r for r in service.sink.posts("/oncall") if "FOLLOW-UP" in r.body["message"]] == []
     assert service.decisions(case.id) == []
     assert service.in_state(case.id, "followed_up").next_action_at is None
+    # And the case says who is on it
+    shown = api.get(f"/v1/escalations/{case.id}", headers=OPERATOR).json()
+    assert shown["acknowledged_by"] == "slack:U1" and shown["acknowledged_at"]
 
 
 def hours_from_now(tmp_path: Path, seconds: float) -> Path:
