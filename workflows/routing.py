@@ -241,7 +241,12 @@ def hold(
             chain.append(primary)
         above = design.tier(above).next_tier
     forms = every_form(render_follow_up, case, facts, public_url=public_url, at=now, next_tier=True)
-    outbound = tuple(_page(Purpose.FOLLOW_UP, target, Role.NEXT_TIER, forms) for target in chain)
+    sent_at = page_time(tier.hours, facts.severity, now)  # the case's tier's hours hold too
+    later = sent_at if sent_at > now else None
+    outbound = tuple(
+        _page(Purpose.FOLLOW_UP, target, Role.NEXT_TIER, forms, not_before=later)
+        for target in chain
+    )
     return StageResult(
         state=State.FOLLOWED_UP,
         events=(
