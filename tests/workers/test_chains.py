@@ -58,10 +58,7 @@ def test_a_chain_pages_each_level_in_turn_and_a_decision_stops_the_rest(service:
     assert result.decided
     service.in_state(case.id, "closed")
     # Then each level was due 2s after the one before, none went out before its time,
-    # and the pages not yet due when the case was decided were cancelled, never sent
-    [decision] = service.decisions(case.id)
-    assert decision.at is not None
-    decided_at = decision.at.replace(tzinfo=UTC)
+    # and the pages still waiting when the case was decided were cancelled, never sent
     chain = [d for d in service.deliveries(case.id) if d.purpose == "chain"]
     assert [(d.step, d.payload["level"], d.payload["round"]) for d in chain] == [
         (1, 1, 1), (2, 2, 1), (3, 1, 2), (4, 2, 2)
@@ -74,7 +71,8 @@ def test_a_chain_pages_each_level_in_turn_and_a_decision_stops_the_rest(service:
         if delivery.state == "sent":
             assert delivery.sent_at is not None and delivery.sent_at.replace(tzinfo=UTC) >= due
         else:
-            assert delivery.state == "cancelled" and due > decided_at - timedelta(seconds=0.5)
+            # not yet due, or due but not yet claimed when the decision came: never sent
+            assert delivery.state == "cancelled"
     assert chain[-1].state == "cancelled"
     assert len(service.events(case.id, "pages_stopped")) == 1
     sent = sum(d.state == "sent" for d in chain)
