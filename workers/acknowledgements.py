@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from sqlmodel import col, select
+from sqlmodel import Session, col, select
 
 from models.db import transaction
 from models.store import add_event, design_of, lock_escalation
-from models.tables import Delivery
+from models.tables import Delivery, Escalation
 from workers.runtime import Runtime
 from workflows.acknowledgements import acknowledgement, stopped_by_ack
 from workflows.errors import NotFound
@@ -29,31 +29,37 @@ def acknowledge(runtime: Runtime, escalation_id: str, *, by: str, reason: str) -
             raise NotFound(f"no escalation {escalation_id}")
         event = acknowledgement(row.id, State(row.state), by=by, reason=reason)
         add_event(session, row, event.kind, event.detail, now=now)
-        row.acknowledged_by = by
-        row.acknowledged_at = row.acknowledged_at or now
-        row.updated_at = now
-        session.add(row)
-        stopped = stopped_by_ack(design_of(row).tier(row.severity))
-        waiting = session.exec(
-            select(Delivery).where(
-                Delivery.escalation_id == row.id,
-                col(Delivery.purpose).in_(stopped),
-                col(Delivery.state).in_(_NOT_SENT),
-            )
-        ).all()
-        for delivery in waiting:
-            delivery.state = DeliveryState.CANCELLED  # its due time stays, for the record
-            session.add(delivery)
-        if waiting:
-            add_event(
-                session,
-                row,
-                "pages_stopped",
-                {
-                    "by": by,
-                    "why": "acknowledged",
-                    "deliveries": [d.id for d in waiting],
-                    "purposes": sorted({d.purpose for d in waiting}),
-                },
-                now=now,
-            )
+        stop_for_ack(session, row, by=by, now=now)
+
+
+def stop_for_ack(session: Session, row: Escalation, *, by: str, now: datetime) -> None:
+    """What any acknowledgement does besides its event (dashboard, chat or button alike):
+    who is on it, and the waiting reminders (and chain levels, if it stops on ack) cancelled."""
+    row.acknowledged_by = by
+    row.acknowledged_at = row.acknowledged_at or now
+    row.updated_at = now
+    session.add(row)
+    stopped = stopped_by_ack(design_of(row).tier(row.severity))
+    waiting = session.exec(
+        select(Delivery).where(
+            Delivery.escalation_id == row.id,
+            col(Delivery.purpose).in_(stopped),
+            col(Delivery.state).in_(_NOT_SENT),
+        )
+    ).all()
+    for delivery in waiting:
+        delivery.state = DeliveryState.CANCELLED  # its due time stays, for the record
+        session.add(delivery)
+    if waiting:
+        add_event(
+            session,
+            row,
+            "pages_stopped",
+            {
+                "by": by,
+                "why": "acknowledged",
+                "deliveries": [d.id for d in waiting],
+                "purposes": sorted({d.purpose for d in waiting}),
+            },
+            now=now,
+        )
