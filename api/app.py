@@ -19,6 +19,7 @@ from api.routes import (
     dashboard,
     dev,
     escalations,
+    handling,
     health,
     inbound,
     links,
@@ -67,7 +68,8 @@ def create_app(settings: Settings, *, migrate: bool = True) -> FastAPI:
     app.add_exception_handler(SignInRequired, _to_sign_in)
     app.add_exception_handler(NotSignedIn, _not_signed_in)
 
-    for face in (health, metrics, escalations, wakes, tasks, pipelines, inbound, links, dashboard):
+    faces = (health, metrics, escalations, handling, wakes, tasks, pipelines, inbound, links)
+    for face in (*faces, dashboard):
         app.include_router(face.router)
     if settings.apprise_config is None:  # only then: the embedded demo's local channel
         app.include_router(dev.router)

@@ -59,4 +59,5 @@ def wait_view(case: dict[str, Any] | None, escalation_id: str) -> dict[str, Any]
         "outcome": outcome_of(case),
         "resumes": resumes(case) if outcome_of(case) in DECISIONS else None,
         "decision": case.get("decision"),
+        "reasons": case.get("reasons") or [],  # who acknowledged, extended, reassigned, why
     }

@@ -127,6 +127,10 @@ class EscalationPublic(EscalationSummary):
     )
     acknowledged_at: str | None = None
     decision: DecisionPublic | None
+    reasons: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="what operators said while handling it: {what, who, when, why}, oldest first",
+    )
     pipeline: dict[str, Any] | None = Field(
         description="a pipeline case's offer and, once decided, the command to run"
     )
@@ -164,6 +168,26 @@ class CaseHistory(BaseModel):
     id: str
     events: list[EventPublic]
     replies: list[ReplyPublic]
+
+
+class AcknowledgeCreate(BaseModel):
+    """An operator takes the case: why (e.g. 'looking at the totals now')."""
+
+    reason: str = Field(max_length=REPLY_LIMIT)
+
+
+class ExtendCreate(BaseModel):
+    """Minutes added to the case's deadline, and why."""
+
+    minutes: int = Field(ge=1, le=1440)
+    reason: str = Field(max_length=REPLY_LIMIT)
+
+
+class ReassignCreate(BaseModel):
+    """The severity tier the case moves to, and why."""
+
+    tier: str = Field(max_length=16, description="low, medium, high or critical")
+    reason: str = Field(max_length=REPLY_LIMIT)
 
 
 class ReplyCreate(BaseModel):
@@ -262,6 +286,9 @@ class TaskBlockers(BaseModel):
 class TaskWaitPublic(BaseModel):
     blockers: list[BlockerCard]
     woken_at: str | None
+    wake_id: str = Field(description="what the woken task acknowledges: POST /v1/wakes/{id}/ack")
+    resumed_at: str | None = Field(description="when the task acknowledged its wake")
+    redeliveries: int = Field(description="times the wake was sent again, unacknowledged")
 
 
 class TaskWaits(BaseModel):

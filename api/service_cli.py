@@ -102,7 +102,7 @@ def telegram_poll() -> None:
     runtime = runtime_for(make_celery(settings))
     limiter = MissLimiter()
     typer.echo("polling Telegram for replies (Ctrl-C stops)")
-    with TelegramPoller(settings.telegram_bot_token) as poller:
+    with TelegramPoller(settings.telegram_bot_token, api_url=settings.telegram_api_url) as poller:
         while True:
             for result in poll_telegram_once(runtime, poller, limiter):
                 if isinstance(result, EscalationError):

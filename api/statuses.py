@@ -50,6 +50,7 @@ OUTCOME_STATUS = {
     ReplyOutcome.COMMENT: 200,
     ReplyOutcome.NEEDS_CONFIRMATION: 200,
     ReplyOutcome.DUPLICATE: 200,
+    ReplyOutcome.ACKNOWLEDGED: 200,
     # Did not decide because of the case (or the words could mean two answers): 409.
     ReplyOutcome.AMBIGUOUS: 409,
     ReplyOutcome.SUPERSEDED: 409,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import Response, status
 
 from api.schemas import (
@@ -70,7 +72,10 @@ def decision_public(decision: Decision | None) -> DecisionPublic | None:
 
 
 def escalation_detail(
-    row: Escalation, decision: Decision | None, deliveries: list[Delivery]
+    row: Escalation,
+    decision: Decision | None,
+    deliveries: list[Delivery],
+    reasons: list[dict[str, Any]] | None = None,
 ) -> EscalationPublic:
     return EscalationPublic.model_validate(
         {
@@ -95,6 +100,7 @@ def escalation_detail(
             "acknowledged_by": row.acknowledged_by,
             "acknowledged_at": iso(row.acknowledged_at),
             "decision": decision_public(decision),
+            "reasons": reasons or [],
             "pipeline": _pipeline_view(row, decision),
             "deliveries": [delivery_public(d) for d in deliveries],
         }

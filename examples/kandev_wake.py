@@ -4,6 +4,8 @@ Run `celery -A kandev_wake worker -Q kandev` with KANDEV_AGENT set to the agent'
 link blockers with `"wake": {"task": "kandev.wake", "queue": "kandev"}`. Once the task's last
 blocker is resolved the agent runs with KANDEV_WAKE_REASON=task_blockers_resolved and
 KANDEV_WAKE_PAYLOAD_JSON: task_id, resolved_blocker_ids, and each blocker's title and decision.
+Once the agent has run, the wake is acknowledged (its `ack`): a wake nobody acknowledges is
+sent again, then its blockers show "decided, not resumed" (README, proof the run resumed).
 """
 
 import json
@@ -26,3 +28,5 @@ def wake(wake: dict) -> None:
         "KANDEV_WAKE_PAYLOAD_JSON": json.dumps(wake),
     }
     subprocess.run(shlex.split(os.environ["KANDEV_AGENT"]), env=env, check=True)
+    ack = wake["ack"]  # the agent took the decisions: say so, by task name
+    app.send_task(ack["task"], args=ack["args"], queue=ack["queue"])

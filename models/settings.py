@@ -58,6 +58,14 @@ class Settings(BaseSettings):
     telegram_bot_token: str | None = Field(
         default=None, description="Bot token for `escalate telegram-poll` (no public URL needed)."
     )
+    slack_api_url: str = Field(
+        default="https://slack.com/api",
+        description="Slack Web API base (chat.postMessage, chat.update) for slack:// bot URLs.",
+    )
+    telegram_api_url: str = Field(
+        default="https://api.telegram.org",
+        description="Telegram Bot API base (sendMessage, editMessageText, answerCallbackQuery).",
+    )
     link_max_age: float = Field(
         default=7 * 86400, gt=0, description="Seconds an answer link stays valid."
     )
@@ -103,6 +111,19 @@ class Settings(BaseSettings):
     )
     intake_retry_max_delay: float = Field(
         default=5.0, gt=0, description="Longest pause between those retries, seconds."
+    )
+    intake_failure_retries: int = Field(
+        default=8,
+        ge=0,
+        description="Times a sent-by-name escalation that could not be admitted for another "
+        "reason (an unreadable design, an unexpected error) is tried again before it is "
+        "stored as a refused case naming why.",
+    )
+    intake_failure_delay: float = Field(
+        default=5.0,
+        gt=0,
+        description="Seconds before the first of those tries; each pause twice the last, "
+        "at most 60.",
     )
     wake_ack_wait: float = Field(
         default=300.0,

@@ -22,6 +22,8 @@ from workflows.case import Case, parse_options
 from workflows.design import Design, parse_design
 from workflows.errors import DesignError
 from workflows.judgement import ReplyOutcome
+from workflows.reasons import EVENT_KINDS as REASON_EVENTS
+from workflows.reasons import reasons_of
 from workflows.stage_results import (
     CaseUpdate,
     DecisionSpec,
@@ -196,6 +198,17 @@ def _apply_update(row: Escalation, update: CaseUpdate) -> None:
     row.ack_due_at = update.ack_due_at or row.ack_due_at
     if update.acknowledged_by is not None:
         row.acknowledged_by = update.acknowledged_by
+    row.task_wait_id = update.task_wait_id or row.task_wait_id
+
+
+def reasons_for(session: Session, escalation_id: str) -> list[dict[str, Any]]:
+    """What operators said while handling the case, oldest first (workflows/reasons.py)."""
+    events = session.exec(
+        select(Event)
+        .where(Event.escalation_id == escalation_id, col(Event.kind).in_(REASON_EVENTS))
+        .order_by(col(Event.id))
+    )
+    return reasons_of((as_utc(e.at), e.kind, e.detail) for e in events)
 
 
 def decision_row(

@@ -86,6 +86,9 @@ class Escalation(SQLModel, table=True):
     resumed_via: str | None = Field(default=None, max_length=40)
     ack_due_at: datetime | None = _when(index=True)
     wake_redeliveries: int = 0
+    # A blocker's decision reaches its run through its task's wake (workers/blockers.py):
+    # that set's acknowledgement is this case's, so the case keeps no clock of its own.
+    task_wait_id: int | None = None
     # Seconds operators added to the timeout (workflows/extensions.py), on top of the tier's.
     extended_seconds: int = 0
     # Who is on it (the latest acknowledgement) and since when (the first): reminders and
@@ -130,6 +133,11 @@ class Delivery(SQLModel, table=True):
     title: str = ""
     body: str = ""
     payload: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON))
+    # Where a native Slack/Telegram/ntfy send landed (channel and ts, chat and message id):
+    # what the case's end updates in place. Never a token.
+    platform_refs: list[dict[str, Any]] | None = Field(
+        default=None, sa_column=Column(JSON, nullable=True)
+    )
     state: DeliveryState = _enum(DeliveryState, 16, default=DeliveryState.PENDING)
     attempts: int = 0
     last_error: str | None = None
@@ -204,6 +212,11 @@ class TaskWait(SQLModel, table=True):
     wake: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON))
     created_at: datetime | None = _when()
     woken_at: datetime | None = _when(index=True)
+    # Proof the task resumed, as for a case's own wake (workers/wake_acks.py).
+    resumed_at: datetime | None = _when()
+    resumed_via: str | None = Field(default=None, max_length=40)
+    ack_due_at: datetime | None = _when(index=True)
+    wake_redeliveries: int = 0
 
 
 class PipelinePhase(SQLModel, table=True):

@@ -13,10 +13,20 @@ from models.db import transaction
 from models.tables import Delivery, Escalation, Event, TaskWait
 from workers.outbound import refusal_of
 from workers.runtime import Runtime
-from workflows.blockers import Blocker, blocker_set_key, extend_set, ready_to_wake, wake_payload
+from workers.wake_acks import ack_instructions, policy_of
+from workflows.blockers import (
+    Blocker,
+    blocker_set_key,
+    extend_set,
+    ready_to_wake,
+    wake_payload,
+    wake_purpose,
+)
 from workflows.errors import Conflict, NotFound, PermanentError
 from workflows.intake import check_wake, wake_queue
 from workflows.stage_results import Via
+from workflows.states import State
+from workflows.wake_acks import first_ack_due, task_wake_id
 
 TASK_WAKE_KEYS = ("task", "queue", "webhook")
 LINK_ATTEMPTS = 5  # a link that loses a race to another link or a wake-up reads again
@@ -68,6 +78,28 @@ def _open_wait(session: Session, task: str) -> TaskWait | None:
     return session.exec(
         select(TaskWait).where(TaskWait.task == task, col(TaskWait.woken_at).is_(None))
     ).first()
+
+
+def open_set_holding(session: Session, escalation_id: str) -> int | None:
+    """The task set still waiting on this case, if any: its wake will carry the decision."""
+    for wait in session.exec(select(TaskWait).where(col(TaskWait.woken_at).is_(None))).all():
+        if escalation_id in wait.escalation_ids:
+            return wait.id
+    return None
+
+
+def _carried_by(session: Session, wait_id: int | None, added: Sequence[str]) -> None:
+    """Blockers already closed when added: the task's wake now carries their decisions, so
+    their acknowledgement is the task's (workers/wake_acks.py)."""
+    session.execute(
+        update(Escalation)
+        .where(
+            col(Escalation.id).in_(list(added)),
+            col(Escalation.state) == State.CLOSED,
+            col(Escalation.resumed_at).is_(None),
+        )
+        .values(task_wait_id=wait_id, ack_due_at=None)
+    )
 
 
 def _woken_ids(session: Session, task: str) -> set[str]:
@@ -125,19 +157,20 @@ def _link_once(
             )
             if written.rowcount != 1:  # type: ignore[attr-defined]
                 raise _Raced
+            _carried_by(session, wait.id, change.added)
         elif wait is None and change.changed:
             # The partial unique index lets one open set per task in: a second link racing
             # this one fails here and reads again.
-            session.add(
-                TaskWait(
-                    task=task,
-                    set_key=key,
-                    escalation_ids=list(change.blockers),
-                    wake=wake,
-                    created_at=now,
-                )
+            created = TaskWait(
+                task=task,
+                set_key=key,
+                escalation_ids=list(change.blockers),
+                wake=wake,
+                created_at=now,
             )
+            session.add(created)
             session.flush()
+            _carried_by(session, created.id, change.added)
         shown = change.blockers if (wait is not None or change.changed) else ()
         cards = [blocker.card() for blocker in _blockers(session, shown)]
     return {
@@ -161,6 +194,9 @@ def cards(runtime: Runtime, task: str) -> dict[str, Any]:
                 {
                     "blockers": [b.card() for b in _blockers(session, wait.escalation_ids)],
                     "woken_at": wait.woken_at.isoformat() if wait.woken_at else None,
+                    "wake_id": task_wake_id(wait.id or 0),
+                    "resumed_at": wait.resumed_at.isoformat() if wait.resumed_at else None,
+                    "redeliveries": wait.wake_redeliveries,
                 }
                 for wait in waits
             ],
@@ -171,6 +207,7 @@ def release_ready(runtime: Runtime) -> list[str]:
     """Wake every task whose open set has no open blocker left, once per set; returns the
     escalation ids whose outbox gained a wake-up (their delivery is nudged by the caller)."""
     now = datetime.now(UTC)
+    ack_due = first_ack_due(policy_of(runtime), closed_at=now)
     nudged: list[str] = []
     with transaction(runtime.engine) as session:
         for wait in session.exec(select(TaskWait).where(col(TaskWait.woken_at).is_(None))).all():
@@ -187,11 +224,17 @@ def release_ready(runtime: Runtime) -> list[str]:
                     col(TaskWait.woken_at).is_(None),
                     col(TaskWait.set_key) == wait.set_key,
                 )
-                .values(woken_at=now)
+                .values(woken_at=now, ack_due_at=ack_due)
             )
             if claimed.rowcount != 1:  # type: ignore[attr-defined]
                 continue
-            payload = wake_payload(wait.task, blockers)
+            wait_id = wait.id or 0
+            # The same acknowledgement as a case's own wake: the run says it took the
+            # decisions, or the wake is sent again (workers/wake_acks.py).
+            payload = {
+                **wake_payload(wait.task, blockers),
+                **ack_instructions(runtime, task_wake_id(wait_id)),
+            }
             anchor = blockers[-1].escalation_id  # the outbox row hangs on one of the cases
             for channel, target, queue in (
                 (Via.CELERY, wait.wake.get("task"), wake_queue(wait.wake)),
@@ -201,7 +244,7 @@ def release_ready(runtime: Runtime) -> list[str]:
                     session.add(
                         Delivery(
                             escalation_id=anchor,
-                            purpose=f"task_wake:{wait.id}",
+                            purpose=wake_purpose(wait_id),
                             channel=channel,
                             target=target,
                             queue=queue,

@@ -6,8 +6,8 @@ import hashlib
 import hmac
 import logging
 import threading
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
@@ -68,6 +68,8 @@ class SendOutcome:
     state: DeliveryState
     error: str | None = None
     tries: int = 1
+    # Where a native send landed (workers/native_pages.py); apprise sends keep none.
+    refs: tuple[Mapping[str, Any], ...] = ()
 
 
 class ChannelBook:
@@ -96,6 +98,12 @@ class ChannelBook:
                     found.setdefault(name, Channel(tag, name, service))  # listed twice: once
                 self._by_tag[tag] = list(found.values())
             return list(self._by_tag[tag])
+
+    def services(self) -> list[Any]:
+        """Every configured apprise service, whatever its tags (a reply to an unknown code
+        is answered by the bot it came through)."""
+        with self._lock:
+            return list(self._apprise)
 
     def channel(self, tag: str, name: str) -> Channel | None:
         """The channel behind `tag` with this name, if the config still has it; a row written
@@ -127,10 +135,6 @@ def dev_apprise_config(settings: Settings, tags: set[str]) -> Path:
     ]
     write_private(path, "\n".join(lines) + "\n")
     return path
-
-
-def is_ntfy(channel: Channel) -> bool:
-    return str(channel.name).startswith(("ntfy://", "ntfys://"))
 
 
 @dataclass(frozen=True)
@@ -186,12 +190,26 @@ def send(
     url_params: Mapping[str, str] | None = None,
 ) -> SendOutcome:
     """Send with exponential backoff and jitter on definite failures; never retry unknown."""
+    page = Page(title, body, html, notify_type)
+    return retried(
+        lambda: _send_once(channel, page, timeout, url_params or {}),
+        name=channel.name,
+        tries=tries,
+        first_backoff=first_backoff,
+    )
+
+
+def retried(
+    attempt: Callable[[], SendOutcome], *, name: str, tries: int, first_backoff: float
+) -> SendOutcome:
+    """`attempt` again after a definite failure, with exponential backoff and jitter, at most
+    `tries` times; an unknown outcome (it may have arrived) is never sent again here."""
 
     def log_retry(state: RetryCallState) -> None:
         outcome = state.outcome.result() if state.outcome else None
         log.warning(
             "send to %s failed (try %d): %s",
-            channel.name,
+            name,
             state.attempt_number,
             getattr(outcome, "error", None),
         )
@@ -207,12 +225,11 @@ def send(
         reraise=False,
     )
     tried = 0
-    page = Page(title, body, html, notify_type)
 
-    def attempt() -> SendOutcome:
+    def counted() -> SendOutcome:
         nonlocal tried
         tried += 1
-        return _send_once(channel, page, timeout, url_params or {})
+        return attempt()
 
-    outcome: SendOutcome = retrying(attempt)
-    return SendOutcome(outcome.state, outcome.error, tried)
+    outcome: SendOutcome = retrying(counted)
+    return replace(outcome, tries=tried)

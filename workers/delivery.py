@@ -15,10 +15,8 @@ from sqlmodel import col, select, update
 from models.db import transaction
 from models.store import add_event, case_of
 from models.tables import Delivery, Escalation
-from workers import channels
+from workers import channels, native_pages
 from workers.answering import answer_links, case_token
-from workers.inbound.ntfy import MAX_ACTIONS
-from workers.inbound.ntfy import answer_actions as answer_actions_header
 from workers.local_files import refused_paths
 from workers.runtime import Runtime
 from workers.stage_runs import nudge
@@ -152,6 +150,8 @@ def _page(_app: Celery, runtime: Runtime, delivery: Delivery) -> channels.SendOu
     if channel is None:
         return channels.SendOutcome(channels.FAILED, f"no apprise channel has tag '{tag}'")
     title, body, html = _personalised(runtime, delivery, tag)
+    if native_pages.is_native(channel):  # buttons, and an update in place when it ends
+        return native_pages.send(runtime, delivery, channel, title=title, body=body)
     return channels.send(
         channel,
         title=title,
@@ -161,11 +161,6 @@ def _page(_app: Celery, runtime: Runtime, delivery: Delivery) -> channels.SendOu
         tries=settings.delivery_tries,
         first_backoff=settings.delivery_backoff,
         timeout=settings.send_timeout,
-        url_params=(
-            _ntfy_buttons(runtime, delivery)
-            if channels.is_ntfy(channel) and delivery.purpose in PAGES
-            else None
-        ),
     )
 
 
@@ -180,19 +175,6 @@ SENDERS: dict[Via, Sender] = {
 
 def _send(app: Celery, runtime: Runtime, delivery: Delivery) -> channels.SendOutcome:
     return SENDERS[delivery.channel](app, runtime, delivery)
-
-
-def _ntfy_buttons(runtime: Runtime, delivery: Delivery) -> dict[str, str]:
-    """ntfy shows up to three answer buttons that POST '<code> <option>' back to us."""
-    with transaction(runtime.engine) as session:
-        row = session.get(Escalation, delivery.escalation_id)
-        labels = [option["label"] for option in (row.options if row else [])][:MAX_ACTIONS]
-        pipeline = row.pipeline if row else None
-    if not labels:
-        return {}
-    inbound = f"{runtime.settings.resolved_public_url}/v1/inbound/ntfy"
-    token = case_token(runtime.answer_key, delivery.escalation_id, pipeline)
-    return {"actions": answer_actions_header([(label, inbound) for label in labels], token=token)}
 
 
 def _personalised(runtime: Runtime, delivery: Delivery, tag: str) -> tuple[str, str, str]:
@@ -258,6 +240,8 @@ def deliver_one(app: Celery, runtime: Runtime, delivery_id: int) -> None:
         row.last_error = outcome.error
         resent: list[str] = []
         held = False
+        if outcome.refs:  # kept whatever the outcome: a retry sends only what is missing
+            row.platform_refs = [dict(ref) for ref in outcome.refs]
         if outcome.state == channels.SENT:
             row.state, row.sent_at = channels.SENT, now
             if outcome.error is None:

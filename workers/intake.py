@@ -153,6 +153,12 @@ def _log_retry(state: RetryCallState) -> None:
     log.warning("intake not stored (%s); trying again, attempt %d", error, state.attempt_number)
 
 
+def refuse_unadmitted(runtime: Runtime, request: Any, problem: str) -> None:
+    """Store the visible end of a request the service could not admit (its ids, the
+    reason; never its text), for the sender to find by run and packet id."""
+    _record_refusal(runtime, request, [problem], now=datetime.now(UTC))
+
+
 def _record_refusal(runtime: Runtime, request: Any, problems: list[str], *, now: datetime) -> None:
     """A refused task-borne request leaves a visible row: its ids and problems, never its text."""
     packet = request.get("packet") if isinstance(request, dict) else None

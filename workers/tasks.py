@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from celery import Celery, shared_task
-from celery.exceptions import Reject
+from celery.exceptions import Reject, Retry
 from sqlmodel import Session, col, select, update
 
 from models.db import transaction
@@ -21,12 +21,13 @@ from models.store import (
     design_of,
     due_deliveries,
     due_escalations,
+    reasons_for,
 )
 from models.tables import Delivery, Escalation
 from workers import blockers, names
 from workers.answering import case_token, token_hash
 from workers.delivery import deliver_one
-from workers.intake import accept_when_stored
+from workers.intake import accept_when_stored, refuse_unadmitted
 from workers.per_channel import per_channel
 from workers.probes import read_fingerprint
 from workers.runtime import Runtime, runtime_for
@@ -36,6 +37,7 @@ from workers.wake_acks import acknowledge, redeliver_due, with_ack
 from workflows import routing
 from workflows.closing import close_case
 from workflows.errors import PacketRefused, PermanentError, ProbeError, StoreUnavailable
+from workflows.intake_failures import cause_of, retry_delay, why_unadmitted
 from workflows.stage_results import PAGES, DeliveryState, Stage, StageResult
 from workflows.stages import record_snapshot
 from workflows.states import State
@@ -72,8 +74,10 @@ def _revoke(app: Celery, task_ids: Sequence[str]) -> tuple[list[str], str | None
 
 
 # Explicit, whatever the app's defaults: the message is acknowledged once the case is stored,
-# and a killed worker child gives it back.
-@shared_task(name=names.ESCALATE, bind=True, acks_late=True, reject_on_worker_lost=True)
+# and a killed worker child gives it back. Retries are counted by intake_failure_retries.
+@shared_task(
+    name=names.ESCALATE, bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=None
+)
 def escalate(
     self: Any,
     packet: Any = None,
@@ -97,9 +101,33 @@ def escalate(
         # another delivery to store, never acked as a failure (task_acks_on_failure_or_timeout).
         log.warning("intake not stored, message given back to the broker: %s", unstored)
         raise Reject(unstored, requeue=True) from unstored
+    except Exception as failed:  # an unreadable design, a fault of ours: never acked unseen
+        return _not_admitted(self, runtime, request, failed)
     if accepted.state == State.RECEIVED:
         nudge(self.app, Stage.SNAPSHOT, accepted.id)
     return {"id": accepted.id, "state": accepted.state, "created": accepted.created}
+
+
+def _not_admitted(task: Any, runtime: Runtime, request: Any, failed: Exception) -> dict[str, Any]:
+    """Try the message again later; after the last try, store it refused with the cause."""
+    tries = task.request.retries
+    cause = cause_of(failed)
+    settings = runtime.settings
+    if tries < settings.intake_failure_retries:
+        log.warning("intake not admitted (%s); tried again later, retry %d", cause, tries + 1)
+        try:
+            raise task.retry(countdown=retry_delay(settings.intake_failure_delay, tries))
+        except Retry:
+            raise  # the broker holds the next try: this message may be acknowledged
+        except Exception as unsent:  # the next try was not sent: keep this very message
+            raise Reject(unsent, requeue=True) from unsent
+    problem = why_unadmitted(cause, tries=tries + 1)
+    try:
+        refuse_unadmitted(runtime, request, problem)
+    except Exception as unstored:  # not stored either: the broker keeps the message
+        log.warning("intake refusal not stored, message given back: %s", cause_of(unstored))
+        raise Reject(unstored, requeue=True) from unstored
+    return {"state": State.REFUSED.value, "errors": [problem]}
 
 
 @shared_task(name=names.SNAPSHOT, bind=True)
@@ -219,8 +247,11 @@ def close(self: Any, escalation_id: str) -> None:
             probe_error=error,
             now=now,
             paged=sorted(paged),
+            reasons=reasons_for(session, row.id),
         )
-        return per_channel(runtime, with_ack(runtime, result, wake_id=row.id, now=now))
+        task_wait_id = blockers.open_set_holding(session, row.id)
+        acked = with_ack(runtime, result, wake_id=row.id, now=now, task_wait_id=task_wait_id)
+        return per_channel(runtime, acked)
 
     finish(self.app, runtime, escalation_id, State.DECIDED, decide)
 

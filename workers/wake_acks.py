@@ -1,11 +1,17 @@
-"""Acknowledged wakes: the run says it took the decision; unacknowledged ones are re-sent."""
+"""Acknowledged wakes: the run says it took the decision; unacknowledged ones are re-sent.
+
+Two kinds of wake go through the same code: a case's own (its wake id is the case id) and a
+task's blocker set's (`task-<n>`, workers/blockers.py), whose acknowledgement stands for
+every blocker it carried. Both tables hold the same four columns (resumed_at, resumed_via,
+ack_due_at, wake_redeliveries); a `_Wakes` says what differs.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import hmac
-from collections.abc import Mapping
-from dataclasses import replace
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -13,13 +19,21 @@ from sqlmodel import Session, col, select, update
 
 from models.db import transaction
 from models.store import add_event, lock_escalation
-from models.tables import Delivery, Escalation
+from models.tables import Delivery, Escalation, TaskWait
 from workers import names
 from workers.runtime import Runtime
+from workflows.blockers import wake_purpose
 from workflows.errors import LinkRefused, NotFound
 from workflows.stage_results import DeliveryState, Purpose, StageResult
 from workflows.states import State
-from workflows.wake_acks import AckPolicy, ResumedVia, first_ack_due, next_ack_step
+from workflows.wake_acks import (
+    AckPolicy,
+    ResumedVia,
+    first_ack_due,
+    next_ack_step,
+    task_wait_of,
+    task_wake_id,
+)
 
 RESUMED_BY_WRITING: dict[str, ResumedVia] = {
     Purpose.UNBLOCK: ResumedVia.BLOCKED_FILE_REMOVED,
@@ -52,17 +66,117 @@ def ack_instructions(runtime: Runtime, wake_id: str) -> dict[str, Any]:
     }
 
 
-def with_ack(runtime: Runtime, result: StageResult, *, wake_id: str, now: datetime) -> StageResult:
-    """The close stage's result with its wake payloads carrying the ack, and the deadline."""
+def with_ack(
+    runtime: Runtime,
+    result: StageResult,
+    *,
+    wake_id: str,
+    now: datetime,
+    task_wait_id: int | None = None,
+) -> StageResult:
+    """The close stage's result with its wake payloads carrying the ack, and the deadline.
+    A blocker of a task's open set (`task_wait_id`) with no wake of its own is woken by the
+    task's wake: its clock is the task's, not its own."""
     extra = ack_instructions(runtime, wake_id)
+    wakes = (Purpose.WAKE_TASK, Purpose.WAKE_WEBHOOK)
     outbound = tuple(
-        replace(item, payload={**item.payload, **extra})
-        if item.purpose in (Purpose.WAKE_TASK, Purpose.WAKE_WEBHOOK)
-        else item
+        replace(item, payload={**item.payload, **extra}) if item.purpose in wakes else item
         for item in result.outbound
     )
-    due = first_ack_due(policy_of(runtime), closed_at=now)
-    return replace(result, outbound=outbound, updates=replace(result.updates, ack_due_at=due))
+    own = any(item.purpose in wakes for item in outbound)
+    due = first_ack_due(policy_of(runtime), closed_at=now) if own or task_wait_id is None else None
+    updates = replace(result.updates, ack_due_at=due, task_wait_id=task_wait_id)
+    return replace(result, outbound=outbound, updates=updates)
+
+
+Holder = Escalation | TaskWait
+
+
+@dataclass(frozen=True)
+class _Wakes:
+    """One kind of wake: the table holding its acknowledgement, and what differs by kind."""
+
+    table: type[Escalation] | type[TaskWait]
+    cases: Callable[[Session, Any], list[Escalation]]  # whose decisions it carried
+    resend: Callable[[Session, Any, datetime], set[str]]  # cases whose outbox is due again
+    gave_up: Callable[[Session, Any], None]
+    detail: Callable[[Any], dict[str, Any]]  # added to the events on its cases
+
+
+def _own_case(_session: Session, row: Escalation) -> list[Escalation]:
+    return [row]
+
+
+def _blocker_cases(session: Session, wait: TaskWait) -> list[Escalation]:
+    found = (lock_escalation(session, i) for i in wait.escalation_ids)
+    return [row for row in found if row is not None]
+
+
+def _resend(session: Session, now: datetime, *where: Any) -> set[str]:
+    """Put a wake's outbox rows back to pending (a refused webhook stays refused)."""
+    condition = (*where, col(Delivery.state) != DeliveryState.REFUSED)
+    session.execute(
+        update(Delivery)
+        .where(*condition)
+        .values(state=DeliveryState.PENDING, attempts=0, next_attempt_at=now, lease_until=None)
+    )
+    return set(session.exec(select(Delivery.escalation_id).where(*condition)).all())
+
+
+def _resend_case(session: Session, row: Escalation, now: datetime) -> set[str]:
+    return _resend(
+        session,
+        now,
+        col(Delivery.escalation_id) == row.id,
+        col(Delivery.purpose).in_([Purpose.WAKE_TASK, Purpose.WAKE_WEBHOOK]),
+    )
+
+
+def _resend_task(session: Session, wait: TaskWait, now: datetime) -> set[str]:
+    return _resend(session, now, col(Delivery.purpose) == wake_purpose(wait.id or 0))
+
+
+def _case_gave_up(_session: Session, _row: Escalation) -> None:
+    """Nothing more: the case reads as decided, not resumed, by its own columns."""
+
+
+def _task_gave_up(session: Session, wait: TaskWait) -> None:
+    """The task never said it resumed: its blockers fall back to showing decided, not
+    resumed, each by its own columns."""
+    session.execute(
+        update(Escalation)
+        .where(col(Escalation.task_wait_id) == wait.id, col(Escalation.resumed_at).is_(None))
+        .values(task_wait_id=None)
+    )
+
+
+CASE_WAKES = _Wakes(Escalation, _own_case, _resend_case, _case_gave_up, lambda _row: {})
+TASK_WAKES = _Wakes(
+    TaskWait,
+    _blocker_cases,
+    _resend_task,
+    _task_gave_up,
+    lambda wait: {"task": wait.task, "wake_id": task_wake_id(wait.id)},
+)
+KINDS = (CASE_WAKES, TASK_WAKES)
+
+
+def _sent(session: Session, wake_id: str) -> tuple[_Wakes, Holder]:
+    """The locked row holding this wake's acknowledgement; NotFound until it was sent."""
+    wait_id = task_wait_of(wake_id)
+    if wait_id is None:
+        row = lock_escalation(session, wake_id)
+        if row is None:
+            raise NotFound(f"no wake {wake_id}")
+        if row.state != State.CLOSED:
+            raise NotFound(f"wake {wake_id} has not been sent: the case is {row.state}")
+        return CASE_WAKES, row
+    wait = session.exec(select(TaskWait).where(TaskWait.id == wait_id).with_for_update()).first()
+    if wait is None:
+        raise NotFound(f"no wake {wake_id}")
+    if wait.woken_at is None:
+        raise NotFound(f"wake {wake_id} has not been sent: the task has open blockers")
+    return TASK_WAKES, wait
 
 
 def acknowledge(
@@ -76,15 +190,11 @@ def acknowledge(
         raise LinkRefused("this acknowledgement token is not the wake's")
     now = datetime.now(UTC)
     with transaction(runtime.engine) as session:
-        row = lock_escalation(session, wake_id)
-        if row is None:
-            raise NotFound(f"no wake {wake_id}")
-        if row.state != State.CLOSED:
-            raise NotFound(f"wake {wake_id} has not been sent: the case is {row.state}")
-        first = row.resumed_at is None
+        kind, holder = _sent(session, wake_id)
+        first = holder.resumed_at is None
         if first:
-            _mark_resumed(session, row, via, now=now)
-        return {"wake_id": wake_id, "resumed_at": row.resumed_at, "first": first}
+            _mark_resumed(session, kind, holder, via, now=now)
+        return {"wake_id": wake_id, "resumed_at": holder.resumed_at, "first": first}
 
 
 def resumed_by_delivery(session: Session, delivery: Delivery, *, now: datetime) -> None:
@@ -95,66 +205,73 @@ def resumed_by_delivery(session: Session, delivery: Delivery, *, now: datetime) 
         return
     row = lock_escalation(session, delivery.escalation_id)
     if row is not None and row.resumed_at is None:
-        _mark_resumed(session, row, via, now=now)
+        _mark_resumed(session, CASE_WAKES, row, via, now=now)
 
 
-def _mark_resumed(session: Session, row: Escalation, via: ResumedVia, *, now: datetime) -> None:
-    row.resumed_at, row.resumed_via, row.ack_due_at = now, via, None
-    session.add(row)
-    add_event(session, row, "resumed", {"via": via.value}, now=now)
+def _mark_resumed(
+    session: Session, kind: _Wakes, holder: Holder, via: ResumedVia, *, now: datetime
+) -> None:
+    detail = {"via": via.value, **kind.detail(holder)}
+    holder.resumed_at, holder.resumed_via, holder.ack_due_at = now, via, None
+    session.add(holder)
+    for row in kind.cases(session, holder):  # the case itself, or every blocker carried
+        if row is holder or row.resumed_at is None:
+            row.resumed_at, row.resumed_via, row.ack_due_at = now, via, None
+            session.add(row)
+            add_event(session, row, "resumed", detail, now=now)
 
 
 def redeliver_due(runtime: Runtime, *, now: datetime, limit: int = 200) -> list[str]:
-    """Closed cases whose acknowledgement is overdue: send their wakes again, or, after the
-    last try, stop waiting and record that the run never said it resumed."""
+    """Wakes whose acknowledgement is overdue, of either kind: send them again, or, after the
+    last try, stop waiting and record that the run never said it resumed. Returns the cases
+    whose outbox is due again."""
     policy = policy_of(runtime)
-    again: list[str] = []
+    again: set[str] = set()
     with transaction(runtime.engine) as session:
-        due = session.exec(
-            select(Escalation)
-            .where(col(Escalation.ack_due_at) <= now, col(Escalation.resumed_at).is_(None))
-            .order_by(col(Escalation.ack_due_at))
-            .limit(limit)
-        ).all()
-        for row in due:
-            step = next_ack_step(policy, redelivered=row.wake_redeliveries, now=now)
-            # Claim with a conditional update, so a second beat does nothing twice.
-            claimed = session.execute(
-                update(Escalation)
-                .where(
-                    col(Escalation.id) == row.id,
-                    col(Escalation.ack_due_at) == row.ack_due_at,
-                )
-                .values(
-                    ack_due_at=step.next_due,
-                    wake_redeliveries=row.wake_redeliveries + int(step.redeliver),
-                )
+        for kind in KINDS:
+            again |= _redeliver(session, kind, policy, now=now, limit=limit)
+    return sorted(again)
+
+
+def _redeliver(
+    session: Session, kind: _Wakes, policy: AckPolicy, *, now: datetime, limit: int
+) -> set[str]:
+    table: Any = kind.table
+    again: set[str] = set()
+    due = session.exec(
+        select(table)
+        .where(col(table.ack_due_at) <= now, col(table.resumed_at).is_(None))
+        .order_by(col(table.ack_due_at))
+        .limit(limit)
+    ).all()
+    for row in due:
+        step = next_ack_step(policy, redelivered=row.wake_redeliveries, now=now)
+        # Claim with a conditional update, so a second beat does nothing twice.
+        claimed = session.execute(
+            update(table)
+            .where(col(table.id) == row.id, col(table.ack_due_at) == row.ack_due_at)
+            .values(
+                ack_due_at=step.next_due,
+                wake_redeliveries=row.wake_redeliveries + int(step.redeliver),
             )
-            if claimed.rowcount != 1:  # type: ignore[attr-defined]
-                continue
-            if step.redeliver:
-                _resend_wakes(session, row.id, now=now)
-                add_event(session, row, "wake_redelivered", _attempt(row), now=now)
-                again.append(row.id)
-            else:
-                add_event(session, row, "not_resumed", _attempt(row), now=now)
-    return again
-
-
-def _attempt(row: Escalation) -> Mapping[str, Any]:
-    return {"redeliveries": row.wake_redeliveries}
-
-
-def _resend_wakes(session: Session, escalation_id: str, *, now: datetime) -> None:
-    session.execute(
-        update(Delivery)
-        .where(
-            col(Delivery.escalation_id) == escalation_id,
-            col(Delivery.purpose).in_([Purpose.WAKE_TASK, Purpose.WAKE_WEBHOOK]),
-            col(Delivery.state) != DeliveryState.REFUSED,
         )
-        .values(state=DeliveryState.PENDING, attempts=0, next_attempt_at=now, lease_until=None)
-    )
+        if claimed.rowcount != 1:  # type: ignore[attr-defined]
+            continue
+        detail = {"redeliveries": row.wake_redeliveries, **kind.detail(row)}
+        if step.redeliver:
+            again |= kind.resend(session, row, now)
+        else:
+            kind.gave_up(session, row)
+        for case in kind.cases(session, row):
+            if case.resumed_at is None:
+                add_event(
+                    session,
+                    case,
+                    "wake_redelivered" if step.redeliver else "not_resumed",
+                    detail,
+                    now=now,
+                )
+    return again
 
 
 def not_resumed_ids(session: Session, *, limit: int) -> list[str]:
@@ -166,6 +283,8 @@ def not_resumed_ids(session: Session, *, limit: int) -> list[str]:
                 col(Escalation.state) == State.CLOSED,
                 col(Escalation.resumed_at).is_(None),
                 col(Escalation.ack_due_at).is_(None),
+                # a blocker's run is woken by its task: that wake has not given up yet
+                col(Escalation.task_wait_id).is_(None),
             )
             .order_by(col(Escalation.closed_at).desc())
             .limit(limit)

@@ -7,6 +7,7 @@ from pathlib import PurePath
 from typing import Any
 
 from workflows.case import Option
+from workflows.reasons import reason_line
 from workflows.text import one_line
 
 DECISION_FILE = "DECISION.md"
@@ -113,6 +114,7 @@ def render_decision(
         f"- Outcome: {outcome}",
         f"- Recheck: {one_line(close.get('recheck', ''), 400)}",
         "",
+        *_reasons_section(close.get("reasons") or []),
         "## Next:",
         RECONCILE if outcome == "reconcile_first" else RESUME if resumes else STOP,
     ]
@@ -122,6 +124,13 @@ def render_decision(
         discarded = "; ".join(str(item) for item in close["work_discarded"])
         lines.append(f"Discarded: {one_line(discarded, 400)}")
     return "\n".join([*lines, ""])
+
+
+def _reasons_section(reasons: Sequence[Mapping[str, Any]]) -> list[str]:
+    """What the operators said while handling the case (acknowledged, extended, reassigned)."""
+    if not reasons:
+        return []
+    return ["## Reasons:", *(f"- {reason_line(reason)}" for reason in reasons), ""]
 
 
 def decision_log_line(close: Mapping[str, Any], *, escalation_id: str, closed_at: str) -> str:

@@ -64,6 +64,11 @@ class SetChange:
         return bool(self.added)
 
 
+def wake_purpose(wait_id: int) -> str:
+    """The outbox purpose of a task set's wake-up (one row per way the task is woken)."""
+    return f"task_wake:{wait_id}"
+
+
 def blocker_set_key(escalation_ids: Sequence[str]) -> str:
     """The set's version: it changes whenever a blocker joins, so a wake-up claimed for an
     older version of the set claims nothing."""

@@ -68,9 +68,11 @@ def close_case(
     probe_error: str | None,
     now: datetime,
     paged: Sequence[str] = (),
+    reasons: Sequence[Mapping[str, Any]] = (),
 ) -> StageResult:
     """Stage 6: recheck the state, write the close entry, queue the wake-ups and a short
-    resolution notice to every tag that was `paged` for the case."""
+    resolution notice to every tag that was `paged` for the case. `reasons` are what the
+    operators said while handling it (workflows/reasons.py): the run reads them too."""
     checked = recheck(case.snapshot, current, probe_error)
     if checked.changed and decision.resumes:
         outcome = Resolution.RECONCILE_FIRST  # acting on the answer needs a look first
@@ -94,6 +96,7 @@ def close_case(
         # The decision clears this one point only; on stop the remaining work is dropped.
         "clears": case.packet.get("blocked_on"),
         "work_discarded": [] if decision.resumes else remaining,
+        "reasons": [dict(reason) for reason in reasons],
     }
     outbound = _wake_ups(case, close, now=now) + resolution_notices(case, close, paged, now=now)
     return StageResult(

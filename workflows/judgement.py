@@ -38,6 +38,7 @@ class ReplyOutcome(StrEnum):
     NOT_ALLOWED = "not_allowed"  # the responder policy refused this responder
     OVER_CAP = "over_cap"  # a pipeline command whose cap is spent
     DUPLICATE = "duplicate"  # the platform delivered the same message again
+    ACKNOWLEDGED = "acknowledged"  # "ack" / "on it": who is on the case; nothing decided
 
 
 @dataclass(frozen=True)

@@ -171,9 +171,13 @@ def _deadline(case: Case, route: RouteFacts, at: datetime) -> str:
     return deadline.isoformat(timespec="minutes")
 
 
+CHAT_ANSWER = "Answer: reply here with the code, then your choice"
+CHAT_BUTTONS_ANSWER = "Answer: tap a button, or reply here with the code, then your choice"
+
+
 def _answer_line(reading: Reading) -> str:
     if reading is Reading.CHAT:
-        return f"Answer: reply here with the code, then your choice: {TOKEN_MARKER} <choice>"
+        return f"{CHAT_ANSWER}: {TOKEN_MARKER} <choice>"
     if reading is Reading.BUTTONS:
         return f"Answer: tap a button, or open the case below (code {TOKEN_MARKER})"
     return f"Answer: open the case below (code {TOKEN_MARKER})"

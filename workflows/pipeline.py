@@ -355,5 +355,6 @@ def command_record(
         "is_default": close.get("is_default", False),
         "outcome": close.get("outcome"),
         "recheck": close.get("recheck"),
+        "reasons": list(close.get("reasons") or []),  # workflows/reasons.py
         "closed_at": closed_at,
     }

@@ -73,25 +73,9 @@ def route_case(case: Case, design: Design, *, public_url: str, now: datetime) ->
     start = facts.clock_from or now
     later = start if start > now else None
     notify = [
-        _page(
-            Purpose.NOTIFY,
-            tier.recipient.primary,
-            Role.PRIMARY,
-            every_form(render_notification, case, facts, public_url=public_url, at=now),
-            not_before=later,
-        )
+        *tier_pages(case, design, public_url=public_url, now=now),
+        *_chain(case, tier, facts, start, public_url=public_url, now=now),
     ]
-    for tag in tier.recipient.copies:
-        forms = every_form(
-            render_notification,
-            case,
-            facts,
-            public_url=public_url,
-            at=now,
-            copy_for=tier.recipient.primary,
-        )
-        notify.append(_page(Purpose.NOTIFY, tag, Role.COPY, forms, not_before=later))
-    notify += _chain(case, tier, facts, start, public_url=public_url, now=now)
     events = [EventSpec("validated", {"warnings": list(result.warnings)})]
     if tier.waiting_behavior.value != facts.waiting_behavior:
         events.append(
@@ -124,6 +108,37 @@ def route_case(case: Case, design: Design, *, public_url: str, now: datetime) ->
         updates=CaseUpdate(routed_at=now),
         next_stage=Stage.DELIVER,
     )
+
+
+def tier_pages(
+    case: Case, design: Design, *, public_url: str, now: datetime
+) -> tuple[Outbound, ...]:
+    """The first page of the case's tier: its primary, and each copy marked as a copy; held
+    for the tier's working hours below critical."""
+    facts = route_facts(design, case, now=now)
+    tier = design.tier(facts.severity)
+    sent_at = page_time(tier.hours, facts.severity, now)
+    later = sent_at if sent_at > now else None
+    notify = [
+        _page(
+            Purpose.NOTIFY,
+            tier.recipient.primary,
+            Role.PRIMARY,
+            every_form(render_notification, case, facts, public_url=public_url, at=now),
+            not_before=later,
+        )
+    ]
+    for tag in tier.recipient.copies:
+        forms = every_form(
+            render_notification,
+            case,
+            facts,
+            public_url=public_url,
+            at=now,
+            copy_for=tier.recipient.primary,
+        )
+        notify.append(_page(Purpose.NOTIFY, tag, Role.COPY, forms, not_before=later))
+    return tuple(notify)
 
 
 def follow_up(case: Case, design: Design, *, public_url: str, now: datetime) -> StageResult:

@@ -113,6 +113,7 @@ class CaseUpdate:
     reply_token_hash: str | None = None  # the worker derives it: the code needs the key
     acknowledged_by: str | None = None  # who is on it
     ack_due_at: datetime | None = None  # when the run should have acknowledged its wake
+    task_wait_id: int | None = None  # a blocker: its task's wake carries the decision
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,9 @@ TRANSITIONS: dict[State, frozenset[State]] = {
 RETRYABLE = frozenset(
     {State.RECEIVED, State.SNAPSHOTTED, State.AWAITING, State.FOLLOWED_UP, State.DECIDED}
 )
+# Reassigning to another tier puts an open case back in awaiting, the new tier's window. Not
+# in TRANSITIONS either: no stage may route a followed-up case again, only a person's move.
+REASSIGNED_INTO = State.AWAITING
 # A deciding reply is accepted once the case is routed (it has a snapshot to recheck).
 OPEN_FOR_DECISION = frozenset({State.AWAITING, State.FOLLOWED_UP})
 TERMINAL = frozenset(state for state, targets in TRANSITIONS.items() if not targets)

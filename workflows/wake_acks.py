@@ -3,7 +3,9 @@
 No peer has this; users of several report "it says approved but nothing happens". A case
 that closed on a decision waits for the run's acknowledgement; while none comes its wake-ups
 are sent again with a doubling backoff, and after the last try the case reads as decided,
-not resumed, so a person can look.
+not resumed, so a person can look. A task's wake (SPEC §8: its last blocker resolved) is one
+more wake of the same kind: it has its own wake id, and its acknowledgement stands for every
+blocker it carried.
 """
 
 from __future__ import annotations
@@ -35,6 +37,22 @@ class AckStep:
 
     redeliver: bool
     next_due: datetime | None  # None: stop waiting, the case shows decided, not resumed
+
+
+TASK_WAKE_PREFIX = "task-"  # a case id is 12 hex characters: the two never collide
+
+
+def task_wake_id(wait_id: int) -> str:
+    """The wake id a task's blocker set is woken with."""
+    return f"{TASK_WAKE_PREFIX}{wait_id}"
+
+
+def task_wait_of(wake_id: str) -> int | None:
+    """The task set a wake id names, or None when it names a case."""
+    number = wake_id.removeprefix(TASK_WAKE_PREFIX)
+    if number == wake_id or not number.isdecimal() or len(number) > 18:
+        return None
+    return int(number)
 
 
 def first_ack_due(policy: AckPolicy, *, closed_at: datetime) -> datetime:

@@ -33,6 +33,7 @@ from models.tables import Decision, Escalation, Event, Reply
 from workers.acknowledgements import acknowledge
 from workers.answers import answer
 from workers.extensions import extend_deadline
+from workers.reassignment import reassign
 from workers.recovery import retry
 from workflows.console import (
     PAGE_SIZE,
@@ -302,6 +303,7 @@ def console_script() -> Response:
 RESULT_WORDS: dict[str, str] = {
     "acknowledged": "Acknowledged: the timeline says you have it.",
     "extended": "Extended: the default waits longer.",
+    "reassigned": "Reassigned: the new tier is paged; its window starts now.",
     ReplyOutcome.DECIDED: "Decided. The run is being told.",
     ReplyOutcome.SUPERSEDED: "Not decided: the case had been decided already.",
     ReplyOutcome.TOO_EARLY: "Not decided: the case is still being routed; try again in a moment.",
@@ -447,6 +449,22 @@ def extend_case(
     return _to_case(escalation_id, "extended")
 
 
+@router.post("/dashboard/cases/{escalation_id}/reassign")
+def reassign_case(
+    escalation_id: str,
+    operator: DashboardAction,
+    runtime: RuntimeDep,
+    tier: Annotated[str, Form(max_length=16)],
+    reason: Annotated[str, Form(max_length=REPLY_LIMIT)] = "",
+) -> Response:
+    """To another tier: its recipient paged, its clock from now, with who and why."""
+    try:
+        reassign(runtime, escalation_id, to=tier, by=operator.identity, reason=reason)
+    except (Conflict, NotFound, InvalidInput) as refused:
+        return page("dashboard_case.html", 409, problem=str(refused), role=operator.who)
+    return _to_case(escalation_id, "reassigned")
+
+
 @router.post("/dashboard/cases/{escalation_id}/retry")
 def retry_parked(escalation_id: str, operator: DashboardAction, runtime: RuntimeDep) -> Response:
     """A parked case back to work. The cookie is SameSite=Strict, and a cross-site
@@ -481,6 +499,7 @@ def case_page(
         card=card(row, now=now, decision=decision, events=events),
         title=f"Case {row.id}",
         said=said,
+        tiers=SEVERITIES,
         packet=row.packet or {},
         timeline=[(timeline_sentence(at, kind, detail), detail) for at, kind, detail in events],
         replies=[(as_utc(r.at), r.sender, r.raw_text, r.outcome) for r in replies],

@@ -39,7 +39,7 @@ from api.views import (
     event_public,
     reply_public,
 )
-from models.store import decision_of, iso
+from models.store import decision_of, iso, reasons_for
 from models.tables import Delivery, Escalation, Event, Reply
 from workers.answers import answer
 from workers.intake import accept
@@ -106,7 +106,8 @@ def read_detail(runtime: Runtime, escalation_id: str) -> EscalationPublic:
         deliveries = db.exec(
             select(Delivery).where(Delivery.escalation_id == row.id).order_by(col(Delivery.id))
         )
-        return escalation_detail(row, decision_of(db, row.id), list(deliveries))
+        decision = decision_of(db, row.id)
+        return escalation_detail(row, decision, list(deliveries), reasons_for(db, row.id))
 
 
 @router.get("/v1/escalations/{escalation_id}")

@@ -11,16 +11,19 @@ from typing import Any
 from fastapi import APIRouter, Request, Response
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
+from starlette.background import BackgroundTask
 
 from api.deps import CallerAddress, LimiterDep, OperatorHolder, RuntimeDep
 from api.schemas import InboundAnswer, InboundTextCreate
-from api.statuses import status_of
+from api.statuses import error_body, status_of, status_of_error
 from api.views import inbound_answer
+from workers import feedback
 from workers.inbound import ntfy, slack, telegram
 from workers.inbound.common import InboundMessage
 from workers.inbound.dispatch import MissLimiter, route_reply
 from workers.runtime import Runtime
-from workflows.errors import Ignored, InboundRejected, InvalidInput
+from workflows.errors import Ignored, InboundRejected, InvalidInput, NotFound
+from workflows.judgement import ReplyOutcome
 
 router = APIRouter()
 PLATFORM_ANSWERS: dict[int | str, dict[str, Any]] = {
@@ -32,8 +35,34 @@ PLATFORM_ANSWERS: dict[int | str, dict[str, Any]] = {
 def _answered(
     runtime: Runtime, limiter: MissLimiter, message: InboundMessage, caller: str | None
 ) -> JSONResponse:
-    result = route_reply(runtime, limiter, message, caller=caller)
-    return JSONResponse(inbound_answer(result).model_dump(mode="json"), status_of(result))
+    """The reply judged and recorded; its sender told in their channel after we answer.
+
+    A Slack button press and a Telegram webhook update are answered 200 whatever became of
+    them (Slack shows the presser an error for any other status; Telegram sends the update
+    again, and a mistyped code would count as a miss each time): the outcome is in the body,
+    and the sender is told in their chat.
+    """
+    try:
+        result = route_reply(runtime, limiter, message, caller=caller)
+    except (NotFound, InvalidInput) as refused:  # said back too: a typo is not a silence
+        told = BackgroundTask(feedback.tell, runtime, message, str(refused), None)
+        status = _ok_for_buttons(message, status_of_error(refused))
+        return JSONResponse(error_body(refused), status, background=told)
+    told = BackgroundTask(
+        feedback.tell,
+        runtime,
+        message,
+        result.message,
+        result.escalation_id,
+        duplicate=result.outcome is ReplyOutcome.DUPLICATE,
+    )
+    body = inbound_answer(result).model_dump(mode="json")
+    return JSONResponse(body, _ok_for_buttons(message, status_of(result)), background=told)
+
+
+def _ok_for_buttons(message: InboundMessage, status: int) -> int:
+    told_in_chat = "response_url" in message.answer_to or message.channel == "telegram"
+    return 200 if told_in_chat else status
 
 
 def _from_platform(
@@ -94,7 +123,11 @@ async def inbound_slack(request: Request, runtime: RuntimeDep, limiter: LimiterD
 
     def read() -> InboundMessage | dict[str, str]:
         slack.verify(secret, request.headers, raw, now=time.time())
-        return slack.parse(raw, request.headers.get("content-type", ""))
+        message = slack.parse(raw, request.headers.get("content-type", ""))
+        if isinstance(message, InboundMessage) and request.headers.get(slack.RETRY_HEADER):
+            # Slack resends an event it got no 2xx for: its sender was told the first time.
+            message = replace(message, answer_to={**message.answer_to, "told": True})
+        return message
 
     return await run_in_threadpool(_from_platform, runtime, limiter, read)
 

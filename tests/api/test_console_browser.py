@@ -234,6 +234,21 @@ def test_acknowledge_then_a_free_text_reply_shows_what_it_means_before_it_is_sen
     page.context.close()  # type: ignore[attr-defined]
 
 
+def test_reassign_to_another_tier_with_a_reason(browser: object, console: Console) -> None:
+    moving = raise_case(console.seed, packet_id="move", requested_action="Whose tier is it?")
+    route(console.seed, moving)
+    page = signed_in(browser, console, DESKTOP)
+    page.goto(f"{console.url}/dashboard/cases/{moving}")  # type: ignore[attr-defined]
+    page.select_option("select[name=tier]", "high")  # type: ignore[attr-defined]
+    page.fill("#reassign-reason", "the on-call owns billing")  # type: ignore[attr-defined]
+    page.click("button:has-text('Reassign')")  # type: ignore[attr-defined]
+    page.wait_for_url("**?result=reassigned")  # type: ignore[attr-defined]
+    body = page.inner_text("body")  # type: ignore[attr-defined]
+    assert "Reassigned: the new tier is paged" in body
+    assert "reassigned by dashboard:operator to high: the on-call owns billing" in body
+    page.context.close()  # type: ignore[attr-defined]
+
+
 def test_at_375_px_no_page_scrolls_sideways_with_80_character_tokens(
     browser: object, console: Console
 ) -> None:

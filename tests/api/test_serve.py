@@ -53,7 +53,8 @@ class Server:
             assert process.poll() is None, "serve exited during start"
             return False
 
-        wait_until(healthy, timeout=30, every=0.1, what="serve to answer /healthz")
+        # Generous: three Python processes start here, and a loaded 2-core machine is slow at it.
+        wait_until(healthy, timeout=90, every=0.1, what="serve to answer /healthz")
 
     def processes(self) -> list[int]:
         """Every live process working on this server's state folder (serve's children)."""

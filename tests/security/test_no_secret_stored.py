@@ -9,39 +9,23 @@ for a sign-in name, dropped) before anything is written: the database holds none
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
 
-from api.app import create_app
 from models.settings import Settings
+from tests.security import embedded
 from tests.security.cases import open_case
+from tests.security.embedded import AGENT, OPERATOR
 from workflows.examples import valid_packet
 
-REPO = Path(__file__).resolve().parents[2]
-AGENT = {"Authorization": "Bearer agent-t"}
-OPERATOR = {"Authorization": "Bearer op-t"}
+settings = embedded.settings  # the fixtures, under the names the tests use
+client = embedded.client
+
 SECRETS = [
     pytest.param("ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8", id="github-token"),
     pytest.param("xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx", id="slack-token"),
 ]
-
-
-@pytest.fixture
-def settings(tmp_path: Path) -> Settings:
-    return Settings(
-        home=tmp_path / "home",
-        design=REPO / "examples" / "design-fast.yaml",
-        api_tokens="agent:agent-t,operator:op-t",
-    )
-
-
-@pytest.fixture
-def client(settings: Settings) -> Iterator[TestClient]:
-    with TestClient(create_app(settings)) as started:
-        yield started
 
 
 def database_holds(settings: Settings, secret: str) -> list[str]:

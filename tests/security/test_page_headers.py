@@ -3,36 +3,18 @@ forbids framing, `nosniff`, no Referer (answer links are credentials) and no cac
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import httpx
-import pytest
 from fastapi.testclient import TestClient
 
-from api.app import create_app
 from models import state_files
 from models.settings import Settings
+from tests.security import embedded
+from tests.security.embedded import AGENT
 from workers.answering import sign_link
 from workflows.examples import valid_packet
 
-REPO = Path(__file__).resolve().parents[2]
-AGENT = {"Authorization": "Bearer agent-t"}
-
-
-@pytest.fixture
-def settings(tmp_path: Path) -> Settings:
-    return Settings(
-        home=tmp_path / "home",
-        design=REPO / "examples" / "design-fast.yaml",
-        api_tokens="agent:agent-t,operator:op-t",
-    )
-
-
-@pytest.fixture
-def client(settings: Settings) -> Iterator[TestClient]:
-    with TestClient(create_app(settings)) as started:
-        yield started
+settings = embedded.settings  # the fixtures, under the names the tests use
+client = embedded.client
 
 
 def assert_page_headers(response: httpx.Response) -> None:

@@ -21,12 +21,14 @@ from api.app import create_app
 from models import state_files
 from models.settings import Settings
 from tests.api.test_serve import free_port
+from tests.security import embedded
+from tests.security.embedded import AGENT, OPERATOR, REPO
 from workers.channels import dev_apprise_config, dev_inbox_path
 from workflows.examples import valid_packet
 
-REPO = Path(__file__).resolve().parents[2]
-AGENT = {"Authorization": "Bearer agent-t"}
-OPERATOR = {"Authorization": "Bearer op-t"}
+settings = embedded.settings  # the fixtures, under the names the tests use
+client = embedded.client
+
 PACKET_TEXT = (
     "packet_id",
     "run_id",
@@ -38,21 +40,6 @@ PACKET_TEXT = (
     "resume_condition",
 )
 LONG = "x" * 20_000  # over every field's cap, well under the body's
-
-
-@pytest.fixture
-def settings(tmp_path: Path) -> Settings:
-    return Settings(
-        home=tmp_path / "home",
-        design=REPO / "examples" / "design-fast.yaml",
-        api_tokens="agent:agent-t,operator:op-t",
-    )
-
-
-@pytest.fixture
-def client(settings: Settings) -> Iterator[TestClient]:
-    with TestClient(create_app(settings)) as started:
-        yield started
 
 
 def stored_cases(settings: Settings) -> int:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
 import json
 import os
 import shutil
@@ -32,6 +34,22 @@ def clean_env(**extra: str) -> dict[str, str]:
         if not key.startswith(("ESCALATE_", "PYTHON", "VIRTUAL_ENV"))
     }
     return {**env, **extra}
+
+
+def cached_celery_only_venv(cache: Path) -> Path:
+    """One celery-only venv per pinned version set, built once and shared by every pytest
+    process (xdist workers included): building it costs ~20 s, a lock makes the others wait."""
+    key = hashlib.sha256(" ".join(CELERY_ONLY).encode()).hexdigest()[:12]
+    folder = cache / f"celery-only-{key}"
+    python = folder / "bin" / "python"
+    cache.mkdir(parents=True, exist_ok=True)
+    with (cache / f"celery-only-{key}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (folder / ".complete").exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            make_celery_only_venv(folder)
+            (folder / ".complete").touch()
+    return python
 
 
 def make_celery_only_venv(folder: Path) -> Path:

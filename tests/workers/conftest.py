@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import secrets
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,7 +21,7 @@ from models.db import make_engine
 from models.migrate import upgrade
 from models.settings import Settings
 from models.tables import Decision, Delivery, Escalation, Event
-from tests.support.agent_venv import AgentWorker, make_celery_only_venv, start_agent_worker
+from tests.support.agent_venv import AgentWorker, cached_celery_only_venv, start_agent_worker
 from tests.support.services import REDIS, fresh_postgres_database, require
 from tests.support.sink import HttpSink
 from tests.support.waiting import wait_until
@@ -107,9 +108,9 @@ def celery_app(settings: Settings, woken: Woken) -> Iterator[Celery]:
 
 
 @pytest.fixture(scope="session")
-def celery_only_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A Python with only celery installed (made once per session): the agent's side."""
-    return make_celery_only_venv(tmp_path_factory.mktemp("celery-only") / "venv")
+def celery_only_python() -> Path:
+    """A Python with only celery installed (built once, kept beside our venv): the agent's side."""
+    return cached_celery_only_venv(Path(sys.prefix) / "test-venvs")
 
 
 def broker_for_agents(settings: Settings) -> tuple[str, dict[str, Any]]:

@@ -144,6 +144,14 @@ def test_a_blocker_added_while_the_wake_is_being_sent_starts_the_next_set(
 ) -> None:
     # Given a task blocked by e1, woken by its worker and a webhook that answers slowly
     e1, e2 = three_cases(service, api, "in-flight", count=2)
+    # e2 waits until this test decides it: the test design's default would close it in 2 s,
+    # which on a loaded machine came before the link below, waking its own set first
+    later = api.post(
+        f"/v1/escalations/{e2}/extend",
+        headers={"Authorization": "Bearer op-token"},
+        json={"minutes": 60, "reason": "decided later in this test"},
+    )
+    assert later.status_code == 200, later.text
     service.sink.script("/task-wake", (200, 1.5))  # under the send timeout (3 s)
     wake = {**agent.wake_spec, "webhook": f"{service.sink.url}/task-wake"}
     link(api, "T-9", [e1], wake)

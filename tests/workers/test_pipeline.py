@@ -117,6 +117,12 @@ def test_a_pipeline_escalates_from_its_state_folder_and_its_command_is_recorded(
     assert "the default applies: STOP" in message
     assert "SKIP" not in message and "NUCLEAR" not in message
 
+    taken = api.post(
+        f"/v1/escalations/{case['id']}/acknowledge",
+        headers={"Authorization": "Bearer op-token"},
+        json={"reason": "reading the executor's log"},
+    )
+    assert taken.status_code == 200, taken.text
     result = decide(service, case["id"], "reset execution please")
     assert result.outcome == "decided" and result.option == "RESET_EXECUTION"
     service.in_state(case["id"], "closed")
@@ -128,6 +134,13 @@ def test_a_pipeline_escalates_from_its_state_folder_and_its_command_is_recorded(
         "4",
     )
     assert written["outcome"] == "decided" and written["recheck"].startswith("unchanged: file")
+    # The orchestrator reads who handled it and why beside the command
+    [reason] = written["reasons"]
+    assert (reason["what"], reason["who"], reason["why"]) == (
+        "acknowledged",
+        "api:operator",
+        "reading the executor's log",
+    )
     detail = api.get(f"/v1/escalations/{case['id']}", headers=AGENT).json()
     assert detail["pipeline"]["command"] == "RESET_EXECUTION"
     assert counters(api)["resets"] == 1

@@ -428,3 +428,17 @@ def test_a_decision_goes_under_the_plans_decisions_heading_once() -> None:
     assert more is not None and "## Decisions" not in more  # under the same heading
     assert with_plan_entry("", entry, "e1") == "## Decisions\n\n" + entry
     assert all(line.startswith(("#", "-")) for line in entry.splitlines() if line)
+
+
+def test_what_operators_said_while_handling_the_case_is_in_decision_md() -> None:
+    reasons = [
+        {"what": "acknowledged", "who": "dashboard:ana", "when": CLOSED_AT, "why": "on it"},
+        {"what": "reassigned", "who": "api:bo", "when": CLOSED_AT, "why": "on-call owns it",
+         "from": "medium", "to": "high"},
+    ]  # fmt: skip
+    text = decision_text(close_entry(reasons=reasons))
+    assert section(text + "\n", "## Reasons:") == [
+        f"- acknowledged by dashboard:ana at {CLOSED_AT}: on it",
+        f"- reassigned from medium to high by api:bo at {CLOSED_AT}: on-call owns it",
+    ]
+    assert text.index("## Reasons:") < text.index("## Next:")

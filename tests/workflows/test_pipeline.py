@@ -15,6 +15,7 @@ from workflows.pipeline import (
     Counters,
     advisory,
     charge,
+    command_record,
     diagnostics,
     escalation_request,
     executable,
@@ -391,3 +392,13 @@ def test_packet_ids_stay_distinct_and_short_however_long_the_names() -> None:
     assert len(ids) == 49 and all(len(i) <= 200 for i in ids)
     assert packet_id("p" * 195, "4", 1) != packet_id("p" * 195, "5", 1)
     assert packet_id("checkout", "3", 2) == "checkout:phase-3:escalation-2"
+
+
+def test_the_command_file_carries_the_operators_reasons() -> None:
+    why = [{"what": "extended", "who": "api:bo", "when": "t", "why": "vendor", "minutes": 15}]
+    record = command_record(
+        "c1", {"pipeline_id": "p", "phase": "2"}, {"value": "PROCEED", "reasons": why},
+        closed_at="t",
+    )  # fmt: skip
+    assert record["reasons"] == why and record["command"] == "PROCEED"
+    assert command_record("c1", {}, {"value": "STOP"}, closed_at="t")["reasons"] == []

@@ -665,6 +665,7 @@ def test_given_a_changed_state_then_the_close_entry_says_reconcile_first_and_wha
                 "resume_at": "2026-10-16T09:30:00+00:00",
                 "clears": case.packet["blocked_on"],
                 "work_discarded": [],
+                "reasons": [],
             },
         ),
     )

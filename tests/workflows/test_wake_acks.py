@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from workflows.wake_acks import AckPolicy, first_ack_due, next_ack_step
+from workflows.wake_acks import (
+    AckPolicy,
+    first_ack_due,
+    next_ack_step,
+    task_wait_of,
+    task_wake_id,
+)
 
 NOW = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
 POLICY = AckPolicy(first_wait=timedelta(minutes=5), redeliveries=3)
@@ -28,3 +34,10 @@ def test_after_the_last_redelivery_it_stops_waiting() -> None:
 def test_no_redeliveries_means_one_wake_then_the_flag() -> None:
     step = next_ack_step(AckPolicy(timedelta(seconds=1), 0), redelivered=0, now=NOW)
     assert not step.redeliver and step.next_due is None
+
+
+def test_a_task_wake_id_names_its_set_and_never_a_case() -> None:
+    assert task_wait_of(task_wake_id(42)) == 42
+    assert task_wait_of("3f9c2a1b7d40") is None  # a case id
+    assert task_wait_of("task-") is None and task_wait_of("task-x1") is None
+    assert task_wait_of("task-" + "9" * 40) is None  # no integer overflow in SQL

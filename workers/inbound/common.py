@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import hmac
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from workers.answering import looks_like_token
 
@@ -21,6 +22,9 @@ class InboundMessage:
     # The platform vouched for `sender` (a checked signature or our bot's own API); ntfy and
     # chat bridges only report a name.
     verified: bool = False
+    # Where the sender is told what became of the reply (workers/feedback.py): Slack's
+    # response_url or channel, Telegram's chat, message and callback query ids.
+    answer_to: Mapping[str, Any] = field(default_factory=dict, compare=False)
 
 
 def header(headers: Mapping[str, str], name: str) -> str | None:

@@ -9,6 +9,8 @@ import logging
 import time
 from collections import OrderedDict, deque
 
+from workers import feedback
+from workers.acknowledgements import acknowledge_from_chat
 from workers.answering import looks_like_token, normalise_token
 from workers.answers import Answer, answer, find_by_token
 from workers.inbound.common import InboundMessage
@@ -23,6 +25,7 @@ from workflows.errors import (
     Throttled,
 )
 from workflows.identities import Responder
+from workflows.judgement import ReplyOutcome
 
 log = logging.getLogger(__name__)
 
@@ -95,6 +98,17 @@ def route_reply(
         raise NotFound(UNKNOWN_TOKEN)
     if not rest.strip():
         raise InvalidInput("the code needs an answer after it")
+    acked = acknowledge_from_chat(
+        runtime,
+        escalation_id,
+        text=rest,
+        by=who,
+        channel=message.channel,
+        message_id=message.message_id or None,
+        verified=message.verified,
+    )
+    if acked is not None:
+        return acked
     return answer(
         runtime,
         escalation_id,
@@ -118,9 +132,20 @@ def poll_telegram_once(
     results: list[Answer | EscalationError] = []
     for message in messages:
         try:
-            results.append(route_reply(runtime, limiter, message))
+            result = route_reply(runtime, limiter, message)
         except Ignored:
             continue
         except EscalationError as refused:
             results.append(refused)
+            if isinstance(refused, NotFound | InvalidInput):
+                feedback.tell(runtime, message, str(refused), None)
+            continue
+        results.append(result)
+        feedback.tell(
+            runtime,
+            message,
+            result.message,
+            result.escalation_id,
+            duplicate=result.outcome is ReplyOutcome.DUPLICATE,
+        )
     return results

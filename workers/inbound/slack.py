@@ -15,6 +15,7 @@ from workflows.errors import Ignored, InboundRejected, Rejection
 
 SIGNATURE_HEADER = "X-Slack-Signature"
 TIMESTAMP_HEADER = "X-Slack-Request-Timestamp"
+RETRY_HEADER = "X-Slack-Retry-Num"  # set on Slack's second and later deliveries of an event
 REPLAY_WINDOW = 300  # seconds either side of now, as slack_sdk's SignatureVerifier allows
 # A thread reply also "sent to channel" is still the operator typing; other subtypes
 # (message_changed, message_deleted, bot_message, channel_join, ...) are not replies.
@@ -92,7 +93,13 @@ def _event(envelope: Mapping[str, Any]) -> InboundMessage | dict[str, str]:
         message_id = f"{event.get('channel', '')}:{ts}"
     else:
         raise InboundRejected("message without client_msg_id or ts")
-    return InboundMessage(_unescape(text).strip(), "slack", user, message_id, verified=True)
+    channel = event.get("channel")
+    answer_to = {"channel": channel, "user": user} if isinstance(channel, str) else {}
+    if isinstance(ts, str) and ts and answer_to:
+        answer_to["thread_ts"] = event.get("thread_ts") or ts
+    return InboundMessage(
+        _unescape(text).strip(), "slack", user, message_id, verified=True, answer_to=answer_to
+    )
 
 
 def _interaction(raw_body: bytes) -> InboundMessage:
@@ -124,8 +131,21 @@ def _interaction(raw_body: bytes) -> InboundMessage:
     if not isinstance(message_id, str) or not message_id:
         raise InboundRejected("block_actions without trigger_id or action_ts")
     text = value.strip()
+    answer_to: dict[str, str] = {"user": user_id}
+    response_url = payload.get("response_url")
+    if isinstance(response_url, str) and response_url.startswith(("https://", "http://")):
+        answer_to["response_url"] = response_url  # Slack signed it: where Slack hears us
+    container = payload.get("channel")
+    if isinstance(container, Mapping) and isinstance(container.get("id"), str):
+        answer_to["channel"] = container["id"]
     return InboundMessage(
-        text, "slack", user_id, message_id, token=leading_token(text), verified=True
+        text,
+        "slack",
+        user_id,
+        message_id,
+        token=leading_token(text),
+        verified=True,
+        answer_to=answer_to,
     )
 
 

@@ -54,7 +54,14 @@ def parse_update(update: Mapping[str, Any]) -> InboundMessage:
         text = message.get("text")
         if not isinstance(text, str) or not text.strip():
             raise Ignored("message without text (sticker, photo, service message...)")
-        return InboundMessage(text.strip(), "telegram", sender, message_id, verified=True)
+        return InboundMessage(
+            text.strip(),
+            "telegram",
+            sender,
+            message_id,
+            verified=True,
+            answer_to=_where(message),
+        )
     if isinstance(query := update.get("callback_query"), Mapping):
         sender = _sender(query)
         data = query.get("data")
@@ -62,11 +69,34 @@ def parse_update(update: Mapping[str, Any]) -> InboundMessage:
             raise Ignored("callback_query without data (a game button)")
         # Clients can send any data here: the token is a claim, checked by the caller.
         text = data.strip()
+        where = _where(query.get("message"))
+        if isinstance(query.get("id"), str):
+            where["callback_query_id"] = query["id"]
         return InboundMessage(
-            text, "telegram", sender, message_id, token=leading_token(text), verified=True
+            text,
+            "telegram",
+            sender,
+            message_id,
+            token=leading_token(text),
+            verified=True,
+            answer_to=where,
         )
     kinds = sorted(key for key in update if key != "update_id")
     raise Ignored(f"Telegram update of kind {', '.join(kinds) or '(none)'}")
+
+
+def _where(message: Any) -> dict[str, Any]:
+    """The chat and message a reply came from (or a button sat under)."""
+    if not isinstance(message, Mapping):
+        return {}
+    chat = message.get("chat")
+    chat_id = chat.get("id") if isinstance(chat, Mapping) else None
+    if not isinstance(chat_id, int | str) or isinstance(chat_id, bool):
+        return {}
+    where: dict[str, Any] = {"chat_id": chat_id}
+    if isinstance(message.get("message_id"), int):
+        where["message_id"] = message["message_id"]
+    return where
 
 
 def _sender(item: Mapping[str, Any]) -> str:
@@ -96,12 +126,17 @@ class TelegramPoller:
     """
 
     def __init__(
-        self, bot_token: str, *, client: httpx.Client | None = None, timeout: int = 25
+        self,
+        bot_token: str,
+        *,
+        client: httpx.Client | None = None,
+        timeout: int = 25,
+        api_url: str = API_BASE,
     ) -> None:
         if not bot_token:
             raise ConfigError("a Telegram bot token is required")
         self._token = bot_token
-        self._url = f"{API_BASE}/bot{bot_token}/getUpdates"
+        self._url = f"{api_url.rstrip('/')}/bot{bot_token}/getUpdates"
         self._client = client if client is not None else httpx.Client()
         self._owns_client = client is None
         self._timeout = timeout

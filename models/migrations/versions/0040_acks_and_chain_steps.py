@@ -1,7 +1,7 @@
 """acks and chain steps: who is on a case; an outbox row's step, so a chain pages a tag again
 
 Revision ID: 0040
-Revises: 0032
+Revises: 0060
 Create Date: 2026-12-01 12:00:00
 """
 
@@ -12,7 +12,7 @@ from alembic import op
 
 
 revision = '0040'
-down_revision = '0032'
+down_revision = '0060'
 branch_labels = None
 depends_on = None
 

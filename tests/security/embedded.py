@@ -1,0 +1,34 @@
+"""The embedded service without a worker: an app on SQLite under tmp_path, with two tokens.
+
+Test modules import `settings` and `client` from here to use them in place of the live
+worker harness the package's conftest provides."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from api.app import create_app
+from models.settings import Settings
+
+REPO = Path(__file__).resolve().parents[2]
+AGENT = {"Authorization": "Bearer agent-t"}
+OPERATOR = {"Authorization": "Bearer op-t"}
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return Settings(
+        home=tmp_path / "home",
+        design=REPO / "examples" / "design-fast.yaml",
+        api_tokens="agent:agent-t,operator:op-t",
+    )
+
+
+@pytest.fixture
+def client(settings: Settings) -> Iterator[TestClient]:
+    with TestClient(create_app(settings)) as started:
+        yield started
