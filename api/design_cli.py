@@ -64,4 +64,17 @@ def summarize(design: Design, *, source: str) -> list[str]:
             f"{format_duration(tier.timeout)} -> {tier.timeout_default.value}, "
             f"to {tier.recipient.primary}{copies}, waiting {tier.waiting_behavior.value}{then}"
         )
+        if tier.hours is not None:
+            hours = tier.hours
+            lines.append(
+                f"    hours: {','.join(hours.days)} {hours.start:%H:%M}-{hours.end:%H:%M} "
+                f"{hours.timezone} (pages below critical wait for them)"
+            )
+        if tier.chain is not None:
+            levels = " -> ".join(
+                f"+{format_duration(level.after)} {','.join(level.recipients)}"
+                for level in tier.chain.levels
+            )
+            repeat = f", {tier.chain.repeat} more round(s)" if tier.chain.repeat else ""
+            lines.append(f"    chain: {levels}{repeat}, stops on {tier.chain.stop_on.value}")
     return lines

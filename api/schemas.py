@@ -93,6 +93,10 @@ class DeliveryPublic(BaseModel):
     attempts: int
     last_error: str | None
     sent_at: str | None
+    step: int = Field(default=0, description="a chain's page number; 0 for a one-off page")
+    due_at: str | None = Field(
+        default=None, description="when a waiting page (chain level, working hours) goes out"
+    )
 
 
 class ResumedPublic(BaseModel):
@@ -118,6 +122,10 @@ class EscalationPublic(EscalationSummary):
     followed_up_at: str | None
     decided_at: str | None
     resumed: ResumedPublic
+    acknowledged_by: str | None = Field(
+        default=None, description="who said they are on it; reminders stopped, nothing decided"
+    )
+    acknowledged_at: str | None = None
     decision: DecisionPublic | None
     reasons: list[dict[str, Any]] = Field(
         default_factory=list,

@@ -97,6 +97,8 @@ def escalation_detail(
                 "redeliveries": row.wake_redeliveries,
                 "ack_due_at": iso(row.ack_due_at),
             },
+            "acknowledged_by": row.acknowledged_by,
+            "acknowledged_at": iso(row.acknowledged_at),
             "decision": decision_public(decision),
             "reasons": reasons or [],
             "pipeline": _pipeline_view(row, decision),
@@ -115,6 +117,8 @@ def delivery_public(delivery: Delivery) -> DeliveryPublic:
         attempts=delivery.attempts,
         last_error=delivery.last_error,
         sent_at=iso(delivery.sent_at),
+        step=delivery.step,
+        due_at=iso(delivery.next_attempt_at) if delivery.state == "waiting" else None,
     )
 
 

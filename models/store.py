@@ -29,6 +29,7 @@ from workflows.stage_results import (
     DecisionSpec,
     DeliveryState,
     EventSpec,
+    Outbound,
     Resolution,
     StageResult,
 )
@@ -101,6 +102,7 @@ def case_of(row: Escalation) -> Case:
         created_at=as_utc(row.created_at),
         routed_at=as_utc(row.routed_at),
         extended=timedelta(seconds=row.extended_seconds or 0),
+        acknowledged_by=row.acknowledged_by,
     )
 
 
@@ -155,11 +157,28 @@ def apply_result(
     session.add(row)
     for event in result.events:
         add_event(session, row, event.kind, event.detail, now=now)
-    for item in result.outbound:  # Outbound's fields are the outbox row's columns
-        fields = {**asdict(item), "payload": dict(item.payload)}
-        session.add(Delivery(escalation_id=row.id, **fields, next_attempt_at=now, created_at=now))
+    add_outbound(session, row, result.outbound, now=now)
     if result.decision is not None:
         session.add(decision_row(row.id, result.decision, now=now, reply_id=reply_id))
+
+
+def add_outbound(
+    session: Session, row: Escalation, outbound: Sequence[Outbound], *, now: datetime
+) -> None:
+    """Write outbox rows: pending now, or waiting until their `not_before`."""
+    for item in outbound:  # Outbound's fields are the outbox row's columns
+        fields = {**asdict(item), "payload": dict(item.payload)}
+        not_before = fields.pop("not_before")
+        later = not_before is not None and not_before > now
+        session.add(
+            Delivery(
+                escalation_id=row.id,
+                **fields,
+                state=DeliveryState.WAITING if later else DeliveryState.PENDING,
+                next_attempt_at=not_before if later else now,
+                created_at=now,
+            )
+        )
 
 
 def _apply_update(row: Escalation, update: CaseUpdate) -> None:
@@ -177,6 +196,8 @@ def _apply_update(row: Escalation, update: CaseUpdate) -> None:
         row.outcome = update.outcome
     row.reply_token_hash = update.reply_token_hash or row.reply_token_hash
     row.ack_due_at = update.ack_due_at or row.ack_due_at
+    if update.acknowledged_by is not None:
+        row.acknowledged_by = update.acknowledged_by
     row.task_wait_id = update.task_wait_id or row.task_wait_id
 
 
@@ -367,7 +388,9 @@ def due_deliveries(
     branches = (
         (col(Delivery.state) == DeliveryState.PENDING)
         & (col(Delivery.next_attempt_at) <= now - pending_grace),
-        col(Delivery.state).in_((DeliveryState.FAILED, DeliveryState.UNKNOWN))
+        col(Delivery.state).in_(
+            (DeliveryState.FAILED, DeliveryState.UNKNOWN, DeliveryState.WAITING)
+        )
         & (col(Delivery.next_attempt_at) <= now),
         (col(Delivery.state) == DeliveryState.SENDING) & (col(Delivery.lease_until) <= now),
     )

@@ -96,6 +96,10 @@ class Escalation(SQLModel, table=True):
     task_wait_id: int | None = None
     # Seconds operators added to the timeout (workflows/extensions.py), on top of the tier's.
     extended_seconds: int = 0
+    # Who is on it (the latest acknowledgement) and since when (the first): reminders and
+    # next-tier pages stop, nothing is decided (workflows/acknowledgements.py).
+    acknowledged_by: str | None = Field(default=None, max_length=200)
+    acknowledged_at: datetime | None = _when()
 
 
 class Event(SQLModel, table=True):
@@ -116,7 +120,7 @@ class Delivery(SQLModel, table=True):
 
     __tablename__ = "deliveries"
     __table_args__ = (
-        UniqueConstraint("escalation_id", "purpose", "target", name="uq_delivery_target"),
+        UniqueConstraint("escalation_id", "purpose", "target", "step", name="uq_delivery_target"),
         Index("ix_deliveries_due", "state", "next_attempt_at"),
     )
 
@@ -129,6 +133,8 @@ class Delivery(SQLModel, table=True):
     # A wake task's queue: the run's own worker's (None on rows from before: Celery's default).
     queue: str | None = Field(default=None, max_length=200)
     role: Role = _enum(Role, 16, default=Role.PRIMARY)
+    # 0 for a one-off page; a chain's page number, so one tag can be paged at several levels.
+    step: int = Field(default=0, sa_column_kwargs={"server_default": "0"})
     title: str = ""
     body: str = ""
     payload: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON))

@@ -5,76 +5,47 @@ from __future__ import annotations
 import html
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from celery import Celery
-from sqlmodel import Session, col, update
+from sqlmodel import Session, col, select, update
 
 from models.db import transaction
 from models.store import add_event, case_of
 from models.tables import Delivery, Escalation
 from workers import channels, native_pages
 from workers.answering import answer_links, case_token
-from workers.intake import accept
-from workers.local_files import refused_paths, write_atomically
+from workers.local_files import refused_paths
 from workers.runtime import Runtime
 from workers.stage_runs import nudge
 from workers.unblock import settle_request_file, unblock, write_command_file
+from workers.undelivered import escalate_undelivered, resend_on_recovery
 from workers.wake_acks import resumed_by_delivery
 from workers.wakeups import post_webhook, send_wake_task
 from workflows import payloads
-from workflows.blocked_file import render_blocked
-from workflows.channel_kinds import reading_of, takes_html
-from workflows.delivery_failure import delivery_failure_packet
-from workflows.errors import PacketRefused
 from workflows.intake import DEFAULT_WAKE_QUEUE
-from workflows.notifications import fill_markers
-from workflows.payloads import PagePayload
+from workflows.notifications import fill_cited_markers, fill_markers
 from workflows.stage_results import (
     PAGES,
     DeliveryState,
-    Outbound,
     Purpose,
     Role,
     Stage,
-    StageResult,
     Via,
 )
 from workflows.states import OPEN_FOR_DECISION, State
 
 log = logging.getLogger(__name__)
 
-RETRY_FROM = (DeliveryState.PENDING, DeliveryState.FAILED, DeliveryState.UNKNOWN)
-
-
-def per_channel(runtime: Runtime, result: StageResult) -> StageResult:
-    """Expand each apprise tag into one outbox row per configured channel, each channel once."""
-    outbound: dict[tuple[str, str], Outbound] = {}
-    for item in result.outbound:
-        if item.channel is not Via.APPRISE:
-            outbound.setdefault((item.purpose, item.target), item)
-            continue
-        found = runtime.channels.channels(item.target)
-        # A tag with no channel is recorded and retried like any failure, so the gap shows.
-        targets = [channel.name for channel in found] or [f"tag:{item.target}"]
-        for target in targets:  # the primary comes first, so a shared channel stays primary
-            outbound.setdefault((item.purpose, target), _in_its_form(item, target))
-    return replace(result, outbound=tuple(outbound.values()))
-
-
-def _in_its_form(item: Outbound, target: str) -> Outbound:
-    """One channel's row: the message in the form that channel is read in."""
-    reading = reading_of(target)
-    form = payloads.page_forms(item.payload).get("forms", {}).get(reading)
-    payload = PagePayload(tag=item.target)
-    if not form:
-        return replace(item, target=target, payload=payload)
-    html = form["html"] if takes_html(target) else ""
-    payload |= {"reading": reading, "html": html, "notify_type": form["notify_type"]}
-    return replace(item, target=target, title=form["title"], body=form["body"], payload=payload)
+RETRY_FROM = (
+    DeliveryState.PENDING,
+    DeliveryState.FAILED,
+    DeliveryState.UNKNOWN,
+    DeliveryState.WAITING,
+)
 
 
 def _send_lease(settings: Any) -> timedelta:
@@ -85,6 +56,15 @@ def _send_lease(settings: Any) -> timedelta:
 
 
 @dataclass(frozen=True)
+class Cited:
+    """The case a delivery-failure case stands in for: its page carries that one's code."""
+
+    escalation_id: str
+    labels: tuple[str, ...]
+    pipeline: dict[str, Any] | None
+
+
+@dataclass(frozen=True)
 class Claimed:
     """An outbox row claimed under its lease, with what its message needs from the case
     (read in the claiming transaction, so a send costs no further read)."""
@@ -92,6 +72,7 @@ class Claimed:
     delivery: Delivery
     labels: tuple[str, ...]
     pipeline: dict[str, Any] | None
+    cited: Cited | None = None
 
 
 def _claimable(now: datetime) -> Any:
@@ -122,13 +103,21 @@ def claim_due(runtime: Runtime, escalation_id: str, *, only: int | None = None) 
         ).all()
         decided = State(case_row.state) not in OPEN_FOR_DECISION
         labels = tuple(option["label"] for option in case_row.options or [])
+        cited = _cited(session, case_row.cites_id) if claimed else None
         kept = []
         for row in sorted(claimed, key=lambda d: d.id or 0):
             if decided and row.purpose in PAGES:
                 _cancel(session, case_row, row, now=now)
             else:
-                kept.append(Claimed(row, labels, case_row.pipeline))
+                kept.append(Claimed(row, labels, case_row.pipeline, cited))
         return kept
+
+
+def _cited(session: Session, escalation_id: str | None) -> Cited | None:
+    row = session.get(Escalation, escalation_id) if escalation_id else None
+    if row is None:
+        return None
+    return Cited(row.id, tuple(option["label"] for option in row.options or []), row.pipeline)
 
 
 def _cancel(session: Session, case_row: Escalation, row: Delivery, *, now: datetime) -> None:
@@ -273,13 +262,32 @@ def _personalised(runtime: Runtime, claimed: Claimed, tag: str) -> tuple[str, st
     )
     # The HTML part was escaped by its template: its markers carry escaped labels.
     escaped = {html.escape(label): html.escape(url) for label, url in links.items()}
-    return (
-        fill_markers(delivery.title, token=token, links={}),
-        fill_markers(delivery.body, token=token, links=links),
-        fill_markers(
-            str(payloads.page(delivery.payload).get("html") or ""), token=token, links=escaped
-        ),
-    )
+    title = fill_markers(delivery.title, token=token, links={})
+    body = fill_markers(delivery.body, token=token, links=links)
+    page = payloads.page(delivery.payload)
+    markup = fill_markers(str(page.get("html") or ""), token=token, links=escaped)
+    cited = claimed.cited
+    if cited is not None:  # a delivery-failure notice: the original's code and links
+        cited_token = case_token(key, cited.escalation_id, cited.pipeline)
+        cited_links = answer_links(
+            key, runtime.settings.resolved_public_url, cited.escalation_id, cited.labels, via=tag
+        )
+        cited_escaped = {html.escape(k): html.escape(v) for k, v in cited_links.items()}
+        body = fill_cited_markers(body, token=cited_token, links=cited_links)
+        markup = fill_cited_markers(markup, token=cited_token, links=cited_escaped)
+    note = page.get("resent_note")
+    if isinstance(note, str):  # a page sent again says so first
+        body = f"{note}\n{body}"
+        markup = _html_first(markup, note)
+    return title, body, markup
+
+
+def _html_first(markup: str, line: str) -> str:
+    """The HTML part with one escaped paragraph first in its body."""
+    opened = markup.find(">", markup.find("<body")) + 1
+    if not markup or opened <= 0:
+        return markup
+    return f"{markup[:opened]}\n<p>{html.escape(line)}</p>{markup[opened:]}"
 
 
 def deliver_due(app: Celery, runtime: Runtime, escalation_id: str) -> None:
@@ -307,14 +315,22 @@ def send_claimed(app: Celery, runtime: Runtime, claimed: Claimed, *, durable: bo
             return
         row.lease_until = None
         row.last_error = outcome.error
+        resent: list[str] = []
+        held = False
         if outcome.refs:  # kept whatever the outcome: a retry sends only what is missing
             row.platform_refs = [dict(ref) for ref in outcome.refs]
         if outcome.state == channels.SENT:
             row.state, row.sent_at = channels.SENT, now
             if outcome.error is None:
                 resumed_by_delivery(session, row, now=now)
+            resent = resend_on_recovery(session, row, now=now)
         elif outcome.state == DeliveryState.REFUSED:  # final: no retry, no next attempt
             row.state, row.next_attempt_at = DeliveryState.REFUSED, None
+        elif outcome.state == DeliveryState.UNKNOWN and row.channel is Via.APPRISE:
+            # The request went out and no answer came: it may have arrived. Not sent again on
+            # the interval (a person paged twice learns to ignore pages); re-sent, marked,
+            # once a later send on this channel works (workers/undelivered.py).
+            row.state, row.next_attempt_at, held = DeliveryState.UNKNOWN, None, True
         elif row.attempts >= settings.delivery_max_attempts:
             row.state, exhausted = DeliveryState.ABANDONED, True
         else:
@@ -336,46 +352,24 @@ def send_claimed(app: Celery, runtime: Runtime, claimed: Claimed, *, durable: bo
                 "attempt": row.attempts,
                 **({"error": outcome.error} if outcome.error else {}),
                 **({"gave_up": True} if exhausted else {}),
+                **({"held_until_channel_works": True} if held else {}),
             },
             now=now,
         )
         case = case_of(case_row)
-    still_open = case.state in OPEN_FOR_DECISION
-    if exhausted and delivery.purpose in PAGES and delivery.role == Role.PRIMARY and still_open:
-        _escalate_undelivered(app, runtime, case, delivery, outcome.error or "unconfirmed")
+    for escalation_id in resent:
+        nudge(app, Stage.DELIVER, escalation_id)
+    if not exhausted or delivery.purpose not in PAGES or case.state not in OPEN_FOR_DECISION:
+        return
+    # The decider's page gave up: escalate it. Any other channel giving up afterwards joins
+    # that second case and is named there.
+    if delivery.role == Role.PRIMARY or _already_escalated(runtime, case.id):
+        escalate_undelivered(app, runtime, case, delivery, outcome.error or "unconfirmed")
 
 
-def _escalate_undelivered(
-    app: Celery, runtime: Runtime, case: Any, delivery: Delivery, error: str
-) -> None:
-    """After the limit: a second packet citing the first, and the run's fallback file."""
-    fallback = case.wake.get("fallback_file")
-    if isinstance(fallback, str) and (
-        outside := refused_paths(
-            {"fallback_file": fallback}, runtime.settings.file_roots, prefix=""
-        )
-    ):
-        log.error("not writing the fallback file: %s", outside[0])
-    elif isinstance(fallback, str):
-        try:
-            write_atomically(
-                Path(fallback),
-                render_blocked(case.packet, case.options, escalation_id=case.id),
-                roots=runtime.settings.file_roots,
-            )
-        except OSError as exc:
-            log.error("could not write fallback file %s: %s", fallback, exc)
-    packet = delivery_failure_packet(
-        case, target=delivery.target, attempts=delivery.attempts, error=error
-    )
-    if packet is None:
-        return
-    options = [
-        {"label": "acknowledge", "description": f"I have seen it and will answer case {case.id}."}
-    ]
-    try:
-        second = accept(runtime, {"packet": packet, "options": options}, cites_id=case.id)
-    except PacketRefused as refused:
-        log.error("delivery-failure packet for %s refused: %s", case.id, refused)
-        return
-    nudge(app, Stage.SNAPSHOT, second.id)
+def _already_escalated(runtime: Runtime, escalation_id: str) -> bool:
+    with transaction(runtime.engine) as session:
+        found = session.exec(
+            select(Escalation.id).where(Escalation.cites_id == escalation_id)
+        ).first()
+        return found is not None

@@ -10,14 +10,20 @@ from sqlmodel import Session, col, select
 from models.db import transaction
 from models.store import add_event, case_of, design_of, lock_escalation
 from models.tables import Delivery, Escalation
-from workers.delivery import per_channel
+from workers.per_channel import per_channel
 from workers.runtime import Runtime
 from workers.stage_runs import nudge
 from workflows.errors import Conflict, NotFound
 from workflows.reassignment import reassignment
 from workflows.stage_results import PAGES, DeliveryState, Outbound, Stage, StageResult
 
-UNSENT = (DeliveryState.PENDING, DeliveryState.FAILED, DeliveryState.UNKNOWN)  # not yet sent
+# not yet sent (a waiting chain level or a page held for working hours included)
+UNSENT = (
+    DeliveryState.PENDING,
+    DeliveryState.FAILED,
+    DeliveryState.UNKNOWN,
+    DeliveryState.WAITING,
+)
 
 
 def reassign(runtime: Runtime, escalation_id: str, *, to: str, by: str, reason: str) -> str:
@@ -78,20 +84,31 @@ def _page_again(session: Session, escalation_id: str, page: Outbound, *, now: da
     """One outbox row per (purpose, channel): a channel paged before is paged again in its
     row, reset (its earlier attempts stay on the timeline)."""
     fields = {**asdict(page), "payload": dict(page.payload)}
+    not_before = fields.pop("not_before")  # the new tier's working hours may hold it
+    later = not_before is not None and not_before > now
+    state = DeliveryState.WAITING if later else DeliveryState.PENDING
+    due = not_before if later else now
     found = session.exec(
         select(Delivery).where(
             Delivery.escalation_id == escalation_id,
             Delivery.purpose == page.purpose,
             Delivery.target == page.target,
+            Delivery.step == page.step,
         )
     ).first()
     if found is None:
         session.add(
-            Delivery(escalation_id=escalation_id, **fields, next_attempt_at=now, created_at=now)
+            Delivery(
+                escalation_id=escalation_id,
+                **fields,
+                state=state,
+                next_attempt_at=due,
+                created_at=now,
+            )
         )
         return
     for name, value in fields.items():
         setattr(found, name, value)
-    found.state, found.attempts, found.last_error = DeliveryState.PENDING, 0, None
-    found.next_attempt_at, found.lease_until, found.sent_at = now, None, None
+    found.state, found.attempts, found.last_error = state, 0, None
+    found.next_attempt_at, found.lease_until, found.sent_at = due, None, None
     session.add(found)

@@ -61,8 +61,10 @@ def design_tags(design: Design) -> set[str]:
     """Every apprise tag the design routes to."""
     tags: set[str] = set()
     for severity in ("low", "medium", "high", "critical"):
-        recipient = design.tier(severity).recipient
-        tags |= {recipient.primary, *recipient.copies}
+        tier = design.tier(severity)
+        tags |= {tier.recipient.primary, *tier.recipient.copies}
+        for level in tier.chain.levels if tier.chain else ():
+            tags |= set(level.recipients)
     return tags
 
 

@@ -14,6 +14,7 @@ from sqlmodel import Session, col, select, update
 
 from models.db import transaction
 from models.store import (
+    add_event,
     case_of,
     decision_of,
     decision_spec,
@@ -25,17 +26,19 @@ from models.store import (
 from models.tables import Delivery, Escalation
 from workers import blockers, names
 from workers.answering import case_token, token_hash
-from workers.delivery import deliver_due, per_channel
+from workers.delivery import deliver_due
 from workers.intake import accept_when_stored, refuse_unadmitted
+from workers.per_channel import per_channel
 from workers.probes import read_fingerprint
 from workers.runtime import Runtime, runtime_for
 from workers.stage_runs import begin_attempt, finish, nudge
+from workers.undelivered import settle_citing
 from workers.wake_acks import acknowledge, redeliver_due, with_ack
 from workflows import payloads, routing
 from workflows.closing import close_case
 from workflows.errors import PacketRefused, PermanentError, ProbeError, StoreUnavailable
 from workflows.intake_failures import cause_of, retry_delay, why_unadmitted
-from workflows.stage_results import PAGES, Stage, StageResult
+from workflows.stage_results import PAGES, DeliveryState, Stage, StageResult
 from workflows.stages import record_snapshot
 from workflows.states import State
 from workflows.wake_acks import ResumedVia
@@ -221,6 +224,8 @@ def apply_timeout(self: Any, escalation_id: str) -> None:
 def close(self: Any, escalation_id: str) -> None:
     """Stage 6: re-read the fingerprint, write the close entry, queue the wake-ups."""
     runtime = runtime_for(self.app)
+    # A delivery-failure case citing this one is settled by its decision (idempotent).
+    settle_citing(self.app, runtime, escalation_id)
     started = begin_attempt(runtime, escalation_id, State.DECIDED)
     if started is None:
         return
@@ -231,9 +236,11 @@ def close(self: Any, escalation_id: str) -> None:
         decision = decision_of(session, row.id)
         if decision is None:
             raise PermanentError(f"escalation {row.id} is decided but has no decision row")
+        deliveries = session.exec(select(Delivery).where(Delivery.escalation_id == row.id)).all()
+        stop_waiting_pages(session, row, deliveries, now=now)
         paged = {
             str(payloads.page(d.payload).get("tag"))
-            for d in session.exec(select(Delivery).where(Delivery.escalation_id == row.id))
+            for d in deliveries
             # a page cancelled unsent asked nobody: its tag needs no notice
             if d.purpose in PAGES and payloads.page(d.payload).get("tag") and d.state != "cancelled"
         }
@@ -251,6 +258,25 @@ def close(self: Any, escalation_id: str) -> None:
         return per_channel(runtime, acked)
 
     finish(self.app, runtime, escalation_id, State.DECIDED, decide, inline=SEND_HERE)
+
+
+def stop_waiting_pages(
+    session: Session, row: Escalation, deliveries: Sequence[Delivery], *, now: datetime
+) -> None:
+    """A decided case's pages still waiting (chain levels, pages held for working hours)
+    will ask nobody: cancelled, in one event."""
+    waiting = [d for d in deliveries if d.purpose in PAGES and d.state == DeliveryState.WAITING]
+    for delivery in waiting:
+        delivery.state = DeliveryState.CANCELLED  # its due time stays, for the record
+        session.add(delivery)
+    if waiting:
+        add_event(
+            session,
+            row,
+            "pages_stopped",
+            {"why": "decided", "deliveries": [d.id for d in waiting]},
+            now=now,
+        )
 
 
 @shared_task(name=names.DELIVER, bind=True)

@@ -1,4 +1,9 @@
-"""An operator's acknowledgement of an open case: "I have it", with a reason, on the timeline."""
+"""An operator's acknowledgement of an open case: "I have it", with a reason, on the timeline.
+
+An acknowledgement decides nothing: it records who is on the case and stops the reminders
+and next-tier pages (a chain's levels too, when the chain stops on `ack`); the timeout
+default still applies at the deadline, and a `hold` tier keeps waiting for that person.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +11,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from workflows.case import Option
+from workflows.chains import stops_on_ack
+from workflows.design import Tier
 from workflows.errors import Conflict, InvalidInput
 from workflows.reply_vocabulary import tokenize
-from workflows.stage_results import EventSpec
+from workflows.stage_results import EventSpec, Purpose
 from workflows.states import OPEN_FOR_DECISION, State
 from workflows.text import one_line
 
@@ -73,3 +80,12 @@ def read_acknowledgement(text: str, options: Sequence[Option]) -> AckReading | N
 def _spelt_like_ack(name: str) -> bool:
     words = " ".join(tokenize(name))
     return any(words.startswith(" ".join(phrase)) for phrase in ACK_PHRASES)
+
+
+def stopped_by_ack(tier: Tier) -> frozenset[Purpose]:
+    """The pages still waiting that an acknowledgement cancels: reminders, and the chain's
+    levels when the chain stops on an ack (the first notice is never taken back)."""
+    stopped = {Purpose.FOLLOW_UP}
+    if stops_on_ack(tier.chain):
+        stopped.add(Purpose.CHAIN)
+    return frozenset(stopped)

@@ -47,6 +47,7 @@ class Case:
     created_at: datetime | None = None
     routed_at: datetime | None = None
     extended: timedelta = timedelta()  # what operators added to the tier's timeout
+    acknowledged_by: str | None = None  # who said they are on it (reminders stop)
 
 
 def parse_options(raw: object) -> tuple[Option, ...]:

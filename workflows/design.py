@@ -18,6 +18,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from workflows.chains import Chain, ChainLevel
 from workflows.design_errors import describe_error, describe_kind, rule_error
 from workflows.design_fields import (
     CaseTag,
@@ -40,6 +41,7 @@ from workflows.vocabulary import (
     TriggerType,
     WaitingBehavior,
 )
+from workflows.working_hours import WorkingHours
 
 SEVERITY_ORDER: tuple[Severity, ...] = tuple(Severity)  # least to most severe
 
@@ -117,6 +119,10 @@ class Tier(_Frozen):
     next_tier: Severity | None = None
     # Empty: anyone the case reaches may decide. Matching is in workflows/responders.py.
     deciders: tuple[Identity, ...] = ()
+    # Below critical, pages wait for these hours to open (workflows/working_hours.py).
+    hours: WorkingHours | None = None
+    # Levels paged after the first notice until a decision (or an ack) stops them.
+    chain: Chain | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -147,7 +153,25 @@ class Tier(_Frozen):
                     f"{self.deciders[i]!r} is listed twice (identities ignore case)",
                     f"deciders.{i}",
                 )
+        if self.chain is not None:
+            self._check_chain(self.chain)
         return self
+
+    def _check_chain(self, chain: Chain) -> None:
+        if self.next_tier is not None:
+            raise rule_error(
+                "a tier with a chain pages its levels instead of a next tier: list "
+                f"{self.next_tier.value}'s recipient as a chain level and leave next_tier out",
+                "next_tier",
+            )
+        if self.timeout_default is not TimeoutAction.HOLD and chain.span >= self.timeout:
+            raise rule_error(
+                f"the chain's last page is due {format_duration(chain.span)} after the first "
+                f"notice, not before the timeout {format_duration(self.timeout)}: those pages "
+                "would never go out (shorten the levels' after, lower repeat, or lengthen "
+                "the timeout)",
+                "chain",
+            )
 
 
 class Severities(_Frozen):
@@ -164,6 +188,11 @@ class Severities(_Frozen):
         if tier.waiting_behavior not in CRITICAL_WAITING:
             got = tier.waiting_behavior.value
             raise rule_error(f"critical must be paused or stopped, got {got!r}", "waiting_behavior")
+        if tier.hours is not None:
+            raise rule_error(
+                "critical pages pierce working hours, so critical takes no hours: leave them out",
+                "hours",
+            )
         return tier
 
     @model_validator(mode="after")
@@ -261,8 +290,9 @@ class Design(_Frozen):
         if data["owner_may_not_approve"] == [TriggerType.HARM_RISK.value]:
             del data["owner_may_not_approve"]
         for tier in data["severities"].values():
-            if not tier["deciders"]:
-                del tier["deciders"]
+            for key in ("deciders", "hours", "chain"):
+                if not tier[key]:
+                    del tier[key]
         if not data["destructive_options"]:
             del data["destructive_options"]
         if not data["tools"]:
@@ -299,5 +329,8 @@ _MODEL_AT: dict[tuple[str, ...], type[BaseModel]] = {
     ("severities",): Severities,
     ("severities", "*"): Tier,
     ("severities", "*", "recipient"): Recipient,
+    ("severities", "*", "hours"): WorkingHours,
+    ("severities", "*", "chain"): Chain,
+    ("severities", "*", "chain", "levels", "*"): ChainLevel,
     ("tools", "*", "*"): ToolRule,
 }

@@ -41,7 +41,10 @@ def describe_error(
         return f"{parent}: {what}" if parent else what
     if kind == "extra_forbidden":
         above = loc[:-1]
-        shape = tuple(above[:1] + ["*"] * (len(above) > 1) + above[2:])
+        shape = tuple(
+            "*" if part.isdigit() else part
+            for part in above[:1] + ["*"] * (len(above) > 1) + above[2:]
+        )
         valid = list(models_at[shape].model_fields) if shape in models_at else []
         noun = "tier" if shape == ("severities",) else "key"
         return f"{path}: unknown {noun} ({hint_names(loc[-1], valid)})"

@@ -44,6 +44,9 @@ class RouteFacts:
     timeout_action: str
     waiting_behavior: str
     design: str
+    # When the tier's clock started: the first page's time, later than routing when it
+    # waited for working hours.
+    clock_from: datetime | None = None
 
 
 # Filled in at send time (workers/answering.py): the outbox never holds a live token or link.
@@ -52,6 +55,82 @@ TOKEN_MARKER = "{{reply_token}}"
 
 def link_marker(label: str) -> str:
     return "{{link:" + label + "}}"
+
+
+# A delivery-failure case's notice carries the original case's code and links (filled at send).
+CITED_TOKEN_MARKER = "{{cited_token}}"
+
+
+def cited_link_marker(label: str) -> str:
+    return "{{cited_link:" + label + "}}"
+
+
+def fill_cited_markers(text: str, *, token: str, links: Mapping[str, str]) -> str:
+    """Put the original case's reply code and answer links into a delivery-failure notice."""
+    text = text.replace(CITED_TOKEN_MARKER, token)
+    for label, url in links.items():
+        text = text.replace(cited_link_marker(label), url)
+    return text
+
+
+def _original(case: Case) -> Mapping[str, Any] | None:
+    original = case.packet.get("original")
+    return original if case.cites_id and isinstance(original, Mapping) else None
+
+
+def _original_lines(case: Case, reading: Reading, public_url: str) -> list[str]:
+    """What a short delivery-failure notice repeats of the original case."""
+    original = _original(case)
+    if original is None:
+        return []
+    labels = [str(o.get("label")) for o in original.get("options") or [] if isinstance(o, Mapping)]
+    lines = [
+        f"Original question (case {case.cites_id}): {one_line(str(original.get('question')), 200)}",
+        f"Its choices: {one_line(' | '.join(labels), 200)}",
+    ]
+    failing = [str(c).split(" #")[0] for c in case.packet.get("failing_channels") or []]
+    if failing:
+        lines.append(f"Failing: {one_line(', '.join(failing), 300)}")
+    if reading is Reading.CHAT:
+        lines.append(f"Answer it here: {CITED_TOKEN_MARKER} <choice>")
+    else:
+        lines.append(
+            f"Answer it: {public_url}/dashboard/cases/{case.cites_id} (code {CITED_TOKEN_MARKER})"
+        )
+    return lines
+
+
+def _original_blocks(case: Case, public_url: str) -> list[Block]:
+    """What a mailed delivery-failure notice repeats: the question, options and links."""
+    original = _original(case)
+    if original is None:
+        return []
+    options = tuple(
+        Item(
+            one_line(str(o.get("label")))
+            + (f" — {one_line(str(o['description']), 160)}" if o.get("description") else ""),
+            cited_link_marker(str(o.get("label"))),
+        )
+        for o in original.get("options") or []
+        if isinstance(o, Mapping)
+    )
+    failing = tuple(Item(one_line(str(c), 300)) for c in case.packet.get("failing_channels") or [])
+    return [
+        *([Block(heading="Failing channels:", items=failing)] if failing else []),
+        Block(
+            (
+                f"The original question (case {case.cites_id}), answer it directly: "
+                f"{one_line(str(original.get('question')), 600)}",
+            )
+        ),
+        Block(heading="Its options (each link answers the original case):", items=options),
+        Block(
+            (
+                f"Or reply on a chat channel with its code: {CITED_TOKEN_MARKER} <option>, or "
+                f"open {public_url}/dashboard/cases/{case.cites_id}",
+            )
+        ),
+    ]
 
 
 def fill_markers(text: str, *, token: str, links: Mapping[str, str]) -> str:
@@ -89,7 +168,7 @@ class _Note:
 
 
 def _deadline(case: Case, route: RouteFacts, at: datetime) -> str:
-    deadline = (case.routed_at or at) + route.timeout
+    deadline = (route.clock_from or case.routed_at or at) + route.timeout
     return deadline.isoformat(timespec="minutes")
 
 
@@ -120,6 +199,7 @@ def _short(
     case: Case, route: RouteFacts, note: _Note, *, public_url: str, at: datetime, reading: Reading
 ) -> Message:
     lines = headline(case, case.options, at=blocked_at(case, at))
+    lines += _original_lines(case, reading, public_url)
     if note.copy_for:
         lines.append(f"COPY: {one_line(note.copy_for, 60)} decides this case.")
     if note.follow_up:
@@ -203,6 +283,7 @@ def _mail_blocks(
     )
     example = case.options[0].label if case.options else "approve"
     blocks = [Block(tuple(opening)), Block(tuple(facts))]
+    blocks += _original_blocks(case, public_url)
     if evidence:
         blocks.append(Block(heading="Evidence:", items=evidence))
     blocks += [
@@ -282,6 +363,21 @@ def render_follow_up(
     )
     if next_tier:
         note += " You are paged as the next tier."
+    return _render(
+        case, route, _Note(follow_up=note), public_url=public_url, at=at, reading=reading
+    )
+
+
+def render_chain_page(
+    case: Case,
+    route: RouteFacts,
+    *,
+    public_url: str,
+    at: datetime,
+    note: str,
+    reading: Reading = Reading.MAIL,
+) -> Message:
+    """A chain level's page: says where in the chain it is, and stands alone like the rest."""
     return _render(
         case, route, _Note(follow_up=note), public_url=public_url, at=at, reading=reading
     )

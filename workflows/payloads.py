@@ -20,20 +20,28 @@ class Form(TypedDict):
     notify_type: str
 
 
-class PageForms(TypedDict):
-    """NOTIFY, FOLLOW_UP, RESOLUTION as a stage writes them: every form of the message,
-    keyed by reading; delivery fans the row out into one PagePayload per channel."""
+class ChainPlace(TypedDict):
+    """Where a CHAIN page stands in its tier's chain (workflows/chains.py)."""
+
+    level: NotRequired[int]
+    round: NotRequired[int]
+
+
+class PageForms(ChainPlace):
+    """NOTIFY, FOLLOW_UP, RESOLUTION, CHAIN as a stage writes them: every form of the
+    message, keyed by reading; delivery fans the row out into one PagePayload per channel."""
 
     forms: dict[str, Form]
 
 
-class PagePayload(TypedDict):
-    """NOTIFY, FOLLOW_UP, RESOLUTION as stored: one channel's row, in the form it reads."""
+class PagePayload(ChainPlace):
+    """A page as stored: one channel's row, in the form it reads."""
 
     tag: str  # the apprise tag the channel was found by
     reading: NotRequired[str]
     html: NotRequired[str]
     notify_type: NotRequired[str]
+    resent_note: NotRequired[str]  # a page sent again once its channel works (undelivered.py)
 
 
 class Close(TypedDict):

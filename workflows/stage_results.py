@@ -31,6 +31,7 @@ class Purpose(StrEnum):
 
     NOTIFY = "notify"  # the first page, to the tier's primary and its copies
     FOLLOW_UP = "follow_up"  # the one reminder, and the next tier's page
+    CHAIN = "chain"  # a level of the tier's escalation chain (workflows/chains.py)
     WAKE_TASK = "wake_task"  # the run's own Celery task
     WAKE_WEBHOOK = "wake_webhook"  # the run's webhook
     UNBLOCK = "unblock"  # a shell loop's BLOCKED.md becomes DECISION.md
@@ -39,7 +40,9 @@ class Purpose(StrEnum):
     RESOLUTION = "resolution"  # every paged channel told how the case ended
 
 
-PAGES = frozenset({Purpose.NOTIFY, Purpose.FOLLOW_UP})  # rows that ask a person to decide
+PAGES = frozenset(
+    {Purpose.NOTIFY, Purpose.FOLLOW_UP, Purpose.CHAIN}
+)  # rows that ask a person to decide
 
 
 class Via(StrEnum):
@@ -70,6 +73,7 @@ class Role(StrEnum):
 
 class DeliveryState(StrEnum):
     PENDING = "pending"
+    WAITING = "waiting"  # due later: a chain's level, or a page held for working hours
     SENDING = "sending"  # claimed under a lease
     SENT = "sent"
     FAILED = "failed"
@@ -108,6 +112,7 @@ class CaseUpdate:
     closed_at: datetime | None = None
     outcome: Resolution | None = None
     reply_token_hash: str | None = None  # the worker derives it: the code needs the key
+    acknowledged_by: str | None = None  # who is on it
     ack_due_at: datetime | None = None  # when the run should have acknowledged its wake
     task_wait_id: int | None = None  # a blocker: its task's wake carries the decision
 
@@ -132,6 +137,8 @@ class Outbound:
     body: str = ""
     payload: Payload = field(default_factory=lambda: PageForms(forms={}))  # by purpose
     queue: str | None = None  # Via.CELERY: the run's own queue the task is sent to
+    step: int = 0  # a chain's page number; 0 for a one-off
+    not_before: datetime | None = None  # written as waiting until then (hours, chain delay)
 
 
 @dataclass(frozen=True)

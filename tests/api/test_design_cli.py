@@ -50,6 +50,37 @@ def test_given_the_example_design_when_checked_then_ok_with_a_tier_summary(
     assert any("harm_risk (abort on timeout)" in line for line in lines)
 
 
+def test_given_the_oncall_example_when_checked_then_its_hours_and_chains_are_listed(
+    app: typer.Typer,
+) -> None:
+    result = CliRunner().invoke(app, ["design", "check", str(EXAMPLES / "design-oncall.yaml")])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert (
+        "    hours: mon,tue,wed,thu,fri 09:00-18:00 Europe/Berlin "
+        "(pages below critical wait for them)" in lines
+    )
+    assert (
+        "    chain: +10m oncall -> +10m oncall-secondary -> +10m eng-manager,oncall-pager, "
+        "2 more round(s), stops on decision" in lines
+    )
+
+
+def test_given_a_chain_past_the_timeout_when_checked_then_exit_1_naming_it(
+    app: typer.Typer, tmp_path: Path
+) -> None:
+    text = (EXAMPLES / "design-oncall.yaml").read_text().replace("timeout: 2h", "timeout: 1h")
+    text = text.replace("timeout_default: hold ", "timeout_default: retry")
+    path = tmp_path / "design.yaml"
+    path.write_text(text)
+    result = CliRunner().invoke(app, ["design", "check", str(path)])
+    assert result.exit_code == 1
+    assert (
+        "severities.high.chain: the chain's last page is due 1h30m after the first notice, "
+        "not before the timeout 1h" in result.output
+    )
+
+
 def test_given_a_broken_design_when_checked_then_each_problem_is_a_line_and_exit_1(
     app: typer.Typer, tmp_path: Path
 ) -> None:

@@ -192,6 +192,9 @@ def test_every_channel_that_was_paged_learns_the_outcome(
     assert "actions" not in ntfy.body  # no answer buttons on a closed case
 
 
+HAND_WRITTEN = "## Chains, working hours, acknowledgements and failing channels"
+
+
 def capture(path: Path, mail: Any, text: str, html: str, chat: str, ntfy: Any, push: str) -> None:
     """Write what the peers received, as received, for docs/CHANNELS.md."""
     fence = "```"
@@ -234,9 +237,11 @@ def capture(path: Path, mail: Any, text: str, html: str, chat: str, ntfy: Any, p
         fence,
         "",
     ]
-    # tests/workers/test_buttons.py writes the button-carrying pages after this marker.
-    kept = path.read_text(encoding="utf-8").partition(BUTTONS_MARKER) if path.exists() else None
-    tail = kept[1] + kept[2] if kept and kept[1] else ""
+    # Kept as they are: the hand-written part after the captures, and the button-carrying
+    # pages tests/workers/test_buttons.py writes after its marker.
+    old = path.read_text(encoding="utf-8") if path.exists() else ""
+    starts = [old.find(mark) for mark in (HAND_WRITTEN, BUTTONS_MARKER) if mark in old]
+    tail = old[min(starts) :] if starts else ""
     path.write_text("\n".join(parts) + tail, encoding="utf-8")
 
 

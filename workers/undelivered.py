@@ -1,0 +1,231 @@
+"""Delivery failures: the second case (and who joins it), its settling, and re-sends once a
+channel is seen working again."""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime
+from pathlib import Path
+
+from celery import Celery
+from sqlmodel import Session, col, select
+
+from models.db import transaction
+from models.store import (
+    add_event,
+    add_outbound,
+    apply_result,
+    case_of,
+    decision_of,
+    decision_spec,
+    design_of,
+    find_by_packet,
+    lock_escalation,
+)
+from models.tables import Delivery, Escalation
+from workers.intake import accept
+from workers.local_files import refused_paths, write_atomically
+from workers.per_channel import per_channel
+from workers.runtime import Runtime
+from workers.stage_runs import nudge
+from workflows.blocked_file import render_blocked
+from workflows.case import Case
+from workflows.delivery_failure import (
+    FAILING_KEY,
+    channel_joined,
+    delivery_failure_packet,
+    joined_notice,
+    settled_by_original,
+)
+from workflows.errors import PacketRefused
+from workflows.stage_results import PAGES, DeliveryState, Stage, StageResult, Via
+from workflows.states import OPEN_FOR_DECISION, State
+
+log = logging.getLogger(__name__)
+
+# A page given up on, or sent with no answer (it may have arrived): re-sent, marked, once
+# its channel is seen working again.
+_RESENT_FROM = (DeliveryState.ABANDONED, DeliveryState.UNKNOWN)
+RESENT_NOTE = {
+    DeliveryState.ABANDONED: "Sent again: this channel failed earlier and works again.",
+    DeliveryState.UNKNOWN: "Sent again: an earlier send timed out; it may have arrived already.",
+}
+
+
+def escalate_undelivered(
+    app: Celery, runtime: Runtime, case: Case, delivery: Delivery, error: str
+) -> None:
+    """After the limit: a second packet citing the first, and the run's fallback file; a
+    channel failing after that joins the second case and is named there."""
+    with transaction(runtime.engine) as session:
+        existing = find_by_packet(session, case.run_id, f"{case.packet_id}-undelivered")
+        second_id = existing.id if existing is not None else None
+        failing = _failing_channels(session, case.id)
+    if second_id is None:
+        _write_fallback(runtime, case)
+        packet = delivery_failure_packet(
+            case, target=delivery.target, attempts=delivery.attempts, error=error, failing=failing
+        )
+        if packet is None:
+            return
+        options = [
+            {
+                "label": "acknowledge",
+                "description": f"I have seen it and will answer case {case.id}.",
+            }
+        ]
+        try:
+            second = accept(runtime, {"packet": packet, "options": options}, cites_id=case.id)
+        except PacketRefused as refused:
+            log.error("delivery-failure packet for %s refused: %s", case.id, refused)
+            return
+        if second.created:
+            _link_forward(runtime, case.id, second.id, packet[FAILING_KEY])
+            nudge(app, Stage.SNAPSHOT, second.id)
+        second_id = second.id  # made now, or by another channel's give-up a moment ago
+    # A channel that gave up while the second case was being made is named too: it looked
+    # for the case before it existed, so it is found here.
+    joined = False
+    with transaction(runtime.engine) as session:
+        for channel in dict.fromkeys([delivery.target, *_failing_channels(session, case.id)]):
+            joined |= _join(runtime, session, second_id, channel, original_id=case.id)
+    if joined:
+        nudge(app, Stage.DELIVER, second_id)
+
+
+def _link_forward(runtime: Runtime, original_id: str, second_id: str, channels: object) -> None:
+    """The original's record points at the case that carries its failure on."""
+    with transaction(runtime.engine) as session:
+        row = lock_escalation(session, original_id)
+        if row is not None:
+            add_event(
+                session,
+                row,
+                "undelivered_escalated",
+                {"case": second_id, "channels": channels},
+                now=datetime.now(UTC),
+            )
+
+
+def _write_fallback(runtime: Runtime, case: Case) -> None:
+    fallback = case.wake.get("fallback_file")
+    if not isinstance(fallback, str):
+        return
+    if outside := refused_paths(
+        {"fallback_file": fallback}, runtime.settings.file_roots, prefix=""
+    ):
+        log.error("not writing the fallback file: %s", outside[0])
+        return
+    try:
+        write_atomically(
+            Path(fallback),
+            render_blocked(case.packet, case.options, escalation_id=case.id),
+            roots=runtime.settings.file_roots,
+        )
+    except OSError as exc:
+        log.error("could not write fallback file %s: %s", fallback, exc)
+
+
+def _failing_channels(session: Session, escalation_id: str) -> list[str]:
+    rows = session.exec(
+        select(Delivery.target).where(
+            Delivery.escalation_id == escalation_id,
+            col(Delivery.purpose).in_(PAGES),
+            Delivery.state == DeliveryState.ABANDONED,
+        )
+    ).all()
+    return list(dict.fromkeys(rows))
+
+
+def _join(
+    runtime: Runtime, session: Session, second_id: str, channel: str, *, original_id: str
+) -> bool:
+    """Name a newly failing channel on the second case (its packet lists them all)."""
+    row = lock_escalation(session, second_id)
+    if row is None or row.packet is None:
+        return False
+    joined = channel_joined(case_of(row), channel)
+    if joined is None:
+        return False
+    event, channels = joined
+    now = datetime.now(UTC)
+    if State(row.state) in OPEN_FOR_DECISION:  # routed: its notice named only the others
+        notice = joined_notice(
+            case_of(row),
+            design_of(row),
+            channel,
+            public_url=runtime.settings.resolved_public_url,
+            now=now,
+        )
+        result = per_channel(runtime, StageResult(State(row.state), (), outbound=(notice,)))
+        add_outbound(session, row, result.outbound, now=now)
+    row.packet = {**row.packet, FAILING_KEY: channels}
+    session.add(row)
+    add_event(session, row, event.kind, event.detail, now=now)
+    original = session.get(Escalation, original_id)
+    if original is not None:
+        add_event(
+            session, original, "undelivered_joined", {"case": row.id, **event.detail}, now=now
+        )
+    return True
+
+
+def settle_citing(app: Celery, runtime: Runtime, original_id: str) -> None:
+    """The original is decided: each open delivery-failure case citing it is settled."""
+    settled: list[str] = []
+    now = datetime.now(UTC)
+    with transaction(runtime.engine) as session:
+        decision = decision_of(session, original_id)
+        if decision is None:
+            return
+        spec = decision_spec(decision)
+        citing = session.exec(
+            select(Escalation.id).where(
+                Escalation.cites_id == original_id,
+                col(Escalation.state).in_([s.value for s in OPEN_FOR_DECISION]),
+            )
+        ).all()
+        for escalation_id in citing:
+            row = lock_escalation(session, escalation_id)
+            if row is None or State(row.state) not in OPEN_FOR_DECISION:
+                continue
+            if decision_of(session, row.id) is not None:
+                continue
+            result = settled_by_original(case_of(row), original_id, spec, now=now)
+            apply_result(session, row, result, now=now)
+            settled.append(row.id)
+    for escalation_id in settled:
+        nudge(app, Stage.CLOSE, escalation_id)
+
+
+def resend_on_recovery(session: Session, sent: Delivery, *, now: datetime) -> list[str]:
+    """A send on `sent`'s channel just worked: that channel's pages given up on, or left
+    unknown, for cases still open are due again, marked as sent again. The case ids."""
+    if sent.channel is not Via.APPRISE:
+        return []
+    rows = session.exec(
+        select(Delivery, Escalation)
+        .join(Escalation, col(Escalation.id) == col(Delivery.escalation_id))
+        .where(
+            Delivery.target == sent.target,
+            Delivery.id != sent.id,
+            col(Delivery.purpose).in_(PAGES),
+            col(Delivery.state).in_(_RESENT_FROM),
+            col(Escalation.state).in_([s.value for s in OPEN_FOR_DECISION]),
+        )
+    ).all()
+    cases = []
+    for delivery, case_row in rows:
+        was = DeliveryState(delivery.state)
+        delivery.payload = {**delivery.payload, "resent_note": RESENT_NOTE[was]}
+        delivery.state, delivery.next_attempt_at = DeliveryState.PENDING, now
+        session.add(delivery)
+        add_event(
+            session,
+            case_row,
+            "delivery_resent",
+            {"delivery": delivery.id, "channel": delivery.target, "was": was, "proof": sent.id},
+            now=now,
+        )
+        cases.append(case_row.id)
+    return cases
