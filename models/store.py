@@ -140,6 +140,23 @@ def add_event(
     )
 
 
+def stop_pages(
+    session: Session,
+    row: Escalation,
+    unsent: Sequence[Delivery],
+    detail: Mapping[str, Any],
+    *,
+    now: datetime,
+) -> None:
+    """Cancel pages that will ask nobody now (decided, or acknowledged), in one event."""
+    for delivery in unsent:
+        delivery.state = DeliveryState.CANCELLED  # its due time stays, for the record
+        session.add(delivery)
+    if unsent:
+        deliveries = {"deliveries": [d.id for d in unsent]}
+        add_event(session, row, "pages_stopped", {**detail, **deliveries}, now=now)
+
+
 def apply_result(
     session: Session,
     row: Escalation,

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from sqlmodel import Session, col, select
 
 from models.db import transaction
-from models.store import add_event, case_of, design_of, lock_escalation
+from models.store import add_event, case_of, design_of, lock_escalation, stop_pages
 from models.tables import Delivery, Escalation, Event
 from workers.answers import Answer
 from workers.runtime import Runtime
@@ -111,19 +111,10 @@ def stop_for_ack(session: Session, row: Escalation, *, by: str, now: datetime) -
             col(Delivery.state).in_(_NOT_SENT),
         )
     ).all()
-    for delivery in waiting:
-        delivery.state = DeliveryState.CANCELLED  # its due time stays, for the record
-        session.add(delivery)
-    if waiting:
-        add_event(
-            session,
-            row,
-            "pages_stopped",
-            {
-                "by": by,
-                "why": "acknowledged",
-                "deliveries": [d.id for d in waiting],
-                "purposes": sorted({d.purpose for d in waiting}),
-            },
-            now=now,
-        )
+    stop_pages(
+        session,
+        row,
+        waiting,
+        {"by": by, "why": "acknowledged", "purposes": sorted({d.purpose for d in waiting})},
+        now=now,
+    )

@@ -14,7 +14,6 @@ from sqlmodel import Session, col, select, update
 
 from models.db import transaction
 from models.store import (
-    add_event,
     case_of,
     decision_of,
     decision_spec,
@@ -22,6 +21,7 @@ from models.store import (
     due_deliveries,
     due_escalations,
     reasons_for,
+    stop_pages,
 )
 from models.tables import Delivery, Escalation
 from workers import blockers, names
@@ -266,17 +266,7 @@ def stop_waiting_pages(
     """A decided case's pages still waiting (chain levels, pages held for working hours)
     will ask nobody: cancelled, in one event."""
     waiting = [d for d in deliveries if d.purpose in PAGES and d.state == DeliveryState.WAITING]
-    for delivery in waiting:
-        delivery.state = DeliveryState.CANCELLED  # its due time stays, for the record
-        session.add(delivery)
-    if waiting:
-        add_event(
-            session,
-            row,
-            "pages_stopped",
-            {"why": "decided", "deliveries": [d.id for d in waiting]},
-            now=now,
-        )
+    stop_pages(session, row, waiting, {"why": "decided"}, now=now)
 
 
 @shared_task(name=names.DELIVER, bind=True)
