@@ -10,7 +10,7 @@ import argparse
 import time
 from collections.abc import Callable
 
-from bench import dashboard, e2e, intake_http, rss, sweep, wake
+from bench import check_cli, dashboard, e2e, intake_http, rss, sweep, wake
 
 FULL: dict[str, Callable[[], None]] = {
     "e2e": lambda: e2e.report(cases=200, runs=3),
@@ -19,6 +19,7 @@ FULL: dict[str, Callable[[], None]] = {
     "wake": lambda: wake.report(cases=30, runs=3, backends=["embedded", "redis-postgres"]),
     "rss": lambda: rss.report([1_000, 50_000], batch=200),
     "dashboard": lambda: dashboard.report(500),
+    "check": lambda: check_cli.report(10),
 }
 QUICK: dict[str, Callable[[], None]] = {
     "e2e": lambda: e2e.report(cases=30, runs=3),
@@ -27,6 +28,7 @@ QUICK: dict[str, Callable[[], None]] = {
     "wake": lambda: wake.report(cases=5, runs=3, backends=["embedded", "redis-postgres"]),
     "rss": lambda: rss.report([100, 300], batch=100),
     "dashboard": lambda: dashboard.report(100),
+    "check": lambda: check_cli.report(10),
 }
 
 

@@ -58,7 +58,10 @@ def compare(label: str, ours: list[str], reference: list[str], runs: int) -> Non
 
 
 def main() -> None:
-    runs = max(10, int(sys.argv[1]) if len(sys.argv) > 1 else 10)
+    report(max(10, int(sys.argv[1]) if len(sys.argv) > 1 else 10))
+
+
+def report(runs: int) -> None:
     seed = SEEDS / SEED_NAME
     with tempfile.TemporaryDirectory() as folder:
         script = Path(folder) / "packet_check.py"
