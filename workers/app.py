@@ -29,7 +29,13 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         "task_default_queue": settings.queue,
         "worker_hijack_root_logger": False,
         "beat_schedule": {
-            "sweep": {"task": names.SWEEP, "schedule": settings.sweep_interval},
+            # A sweep that waited in a backed-up queue past a few intervals is dropped: a
+            # fresher one follows, and stale ones would only re-send what is already queued.
+            "sweep": {
+                "task": names.SWEEP,
+                "schedule": settings.sweep_interval,
+                "options": {"expires": max(settings.sweep_interval * 3, 1.0)},
+            },
         },
         # The schedule file is touched after every sweep sent: its age is beat's health.
         "beat_sync_every": 1,

@@ -309,10 +309,18 @@ def sweep(self: Any) -> dict[str, int]:
                 )
             if session.execute(claim).rowcount == 1:  # type: ignore[attr-defined]
                 dispatched.append((STAGE_OF_STATE[state], row.id))
-        wanted = {
-            d.escalation_id
-            for d in due_deliveries(session, now=now, pending_grace=stall_after, limit=500)
-        }
+        due = due_deliveries(session, now=now, pending_grace=stall_after, limit=500)
+        wanted = {d.escalation_id for d in due}
+        # A pending row nudged now is not nudged again until it looks lost once more: with a
+        # backed-up queue, every sweep would otherwise add another message for it.
+        session.execute(
+            update(Delivery)
+            .where(
+                col(Delivery.id).in_([d.id for d in due if d.state == DeliveryState.PENDING]),
+                col(Delivery.state) == DeliveryState.PENDING,
+            )
+            .values(next_attempt_at=now)
+        )
     wanted.update(blockers.release_ready(runtime))  # SPEC §8: once, after the last
     wanted.update(redeliver_due(runtime, now=now))  # wakes nobody acknowledged
     for stage, escalation_id in dispatched:
