@@ -29,13 +29,7 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         "task_default_queue": settings.queue,
         "worker_hijack_root_logger": False,
         "beat_schedule": {
-            # A sweep that waited in a backed-up queue past a few intervals is dropped: a
-            # fresher one follows, and stale ones would only re-send what is already queued.
-            "sweep": {
-                "task": names.SWEEP,
-                "schedule": settings.sweep_interval,
-                "options": {"expires": max(settings.sweep_interval * 3, 1.0)},
-            },
+            "sweep": {"task": names.SWEEP, "schedule": settings.sweep_interval},
         },
         # The schedule file is touched after every sweep sent: its age is beat's health.
         "beat_sync_every": 1,
