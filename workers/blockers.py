@@ -149,11 +149,7 @@ def _link_once(
             # extending it, in between makes this write nothing, and the link reads again.
             written = session.execute(
                 update(TaskWait)
-                .where(
-                    col(TaskWait.id) == wait.id,
-                    col(TaskWait.woken_at).is_(None),
-                    col(TaskWait.set_key) == wait.set_key,
-                )
+                .where(*_unchanged(wait))
                 .values(escalation_ids=list(change.blockers), set_key=key, wake=wake)
             )
             if written.rowcount != 1:  # type: ignore[attr-defined]
@@ -204,6 +200,15 @@ def cards(runtime: Runtime, task: str) -> dict[str, Any]:
         }
 
 
+def _unchanged(wait: TaskWait) -> tuple[Any, ...]:
+    """The guard of every write to a set: still the version read, and not woken since."""
+    return (
+        col(TaskWait.id) == wait.id,
+        col(TaskWait.woken_at).is_(None),
+        col(TaskWait.set_key) == wait.set_key,
+    )
+
+
 def release_ready(runtime: Runtime) -> list[str]:
     """Wake every task whose open set has no open blocker left, once per set; returns the
     escalation ids whose outbox gained a wake-up (their delivery is nudged by the caller)."""
@@ -219,13 +224,7 @@ def release_ready(runtime: Runtime) -> list[str]:
             # second sweep finds woken_at set, and a blocker added since read changed the
             # key, so neither wakes anything (the next sweep looks at the set as it is).
             claimed = session.execute(
-                update(TaskWait)
-                .where(
-                    col(TaskWait.id) == wait.id,
-                    col(TaskWait.woken_at).is_(None),
-                    col(TaskWait.set_key) == wait.set_key,
-                )
-                .values(woken_at=now, ack_due_at=ack_due)
+                update(TaskWait).where(*_unchanged(wait)).values(woken_at=now, ack_due_at=ack_due)
             )
             if claimed.rowcount != 1:  # type: ignore[attr-defined]
                 continue

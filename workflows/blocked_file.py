@@ -83,6 +83,13 @@ def unblock_paths(blocked_file: str) -> tuple[str, str]:
     return str(blocked.with_name(DECISION_FILE)), str(blocked.with_name(DECISIONS_LOG))
 
 
+def _decided_by(close: Mapping[str, Any]) -> str:
+    """Who decided, as the run's files say it: a person via a channel, or nobody."""
+    if close.get("is_default"):
+        return "nobody (the timeout default applied)"
+    return f"{one_line(close.get('decided_by') or '')} via {one_line(close.get('channel', ''))}"
+
+
 def render_decision(
     close: Mapping[str, Any],
     *,
@@ -95,10 +102,7 @@ def render_decision(
     """DECISION.md from a close entry: the question, the decision, who, when and the outcome."""
     outcome = one_line(close.get("outcome", ""))
     resumes = bool(close.get("resumes"))
-    if close.get("is_default"):
-        by = "nobody (the timeout default applied)"
-    else:
-        by = f"{one_line(close.get('decided_by') or '')} via {one_line(close.get('channel', ''))}"
+    by = _decided_by(close)
     lines = [
         "# Decision",
         "",
@@ -167,10 +171,7 @@ def render_plan_entry(
     `STATUS: done` (every line is a heading or a bullet)."""
     outcome = one_line(close.get("outcome", ""))
     resumes = bool(close.get("resumes"))
-    if close.get("is_default"):
-        by = "nobody (the timeout default applied)"
-    else:
-        by = f"{one_line(close.get('decided_by') or '')} via {one_line(close.get('channel', ''))}"
+    by = _decided_by(close)
     next_step = RECONCILE if outcome == "reconcile_first" else RESUME if resumes else STOP
     return "\n".join(
         [
