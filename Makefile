@@ -27,7 +27,7 @@ lint: $(STAMP)
 test: $(STAMP) lint
 	./scripts/ensure-services.sh
 	./scripts/ensure-chromium.sh
-	$(BIN)/python -m pytest -n 4  # 4 processes: most tests wait on workers, not the CPU
+	$(BIN)/python -m pytest -n 3  # 3 processes on 2 cores: tests wait on workers, yet keep their timing slack
 
 # A deep schemathesis run (the suite's is bounded): ESCALATE_FUZZ_EXAMPLES per operation and
 # mode, ESCALATE_FUZZ_SCENARIOS stateful scenarios per token kind.
