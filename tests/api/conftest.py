@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -36,16 +35,11 @@ def api_client(api_settings: Settings) -> Iterator[TestClient]:
 
 # The live `escalate serve` fixture, shared by every test in tests/api.
 from tests.api.test_serve import Server, server  # noqa: E402, F401
-from tests.workers.conftest import DESIGN  # noqa: E402
+from tests.workers.conftest import patient_design  # noqa: E402
 
 
 @pytest.fixture
 def patient(server: Server, tmp_path: Path) -> Server:  # noqa: F811
     """The test design with windows of minutes, so no timeout default races the answer."""
-    design = tmp_path / "design-patient.yaml"
-    design.write_text(
-        re.sub(r"window: \d+s, timeout: \d+s", "window: 10m, timeout: 20m", DESIGN.read_text()),
-        encoding="utf-8",
-    )
-    server.env["ESCALATE_DESIGN"] = str(design)
+    server.env["ESCALATE_DESIGN"] = str(patient_design(tmp_path))
     return server

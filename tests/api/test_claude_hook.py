@@ -4,7 +4,6 @@ live `escalate serve`: allowed at once, denied, allowed after a person's yes, de
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -14,7 +13,7 @@ import pytest
 from tests.api.test_serve import ESCALATE, Server, wait_for
 from tests.api.test_shell_loop import agent_env
 from tests.support.waiting import wait_until
-from tests.workers.conftest import DESIGN
+from tests.workers.conftest import DESIGN, patient_text
 
 TOOLS = """
 tools:
@@ -29,9 +28,7 @@ tools:
 
 
 def gated_design(tmp_path: Path, *, patient: bool) -> Path:
-    text = DESIGN.read_text()
-    if patient:
-        text = re.sub(r"window: \d+s, timeout: \d+s", "window: 10m, timeout: 20m", text)
+    text = patient_text() if patient else DESIGN.read_text()
     path = tmp_path / "design-gated.yaml"
     path.write_text(text + TOOLS, encoding="utf-8")
     return path

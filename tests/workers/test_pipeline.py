@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 import threading
 from pathlib import Path
 from typing import Any
@@ -11,9 +10,8 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from models.settings import Settings
 from models.store import as_utc
-from tests.workers.conftest import DESIGN, Harness
+from tests.workers.conftest import Harness
 from workers.answers import answer
 from workers.runtime import runtime_for
 from workflows.pipeline import NUCLEAR_WARNING
@@ -21,19 +19,6 @@ from workflows.pipeline import NUCLEAR_WARNING
 AGENT = {"Authorization": "Bearer agent-token"}
 RESETS = ["RESET_EXECUTION", "RESET_PHASE", "RESET_REVIEWER"]
 FULL_OFFER = [*RESETS, "PROCEED", "STOP"]
-
-
-@pytest.fixture
-def settings(settings: Settings, tmp_path: Path, request: pytest.FixtureRequest) -> Settings:
-    """Windows of minutes, so no timeout default races an answer (unless marked impatient)."""
-    if request.node.get_closest_marker("impatient"):
-        return settings
-    patient = tmp_path / "design-patient.yaml"
-    patient.write_text(
-        re.sub(r"window: \d+s, timeout: \d+s", "window: 10m, timeout: 20m", DESIGN.read_text()),
-        encoding="utf-8",
-    )
-    return settings.model_copy(update={"design": patient})
 
 
 def state_folder(root: Path, name: str = "run", **files: Any) -> Path:

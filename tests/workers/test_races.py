@@ -18,7 +18,10 @@ from workers.answers import Answer, answer
 from workers.runtime import runtime_for
 from workflows.examples import valid_packet
 
-pytestmark = pytest.mark.parametrize("backend", ["sqlite", "redis-postgres"], indirect=True)
+pytestmark = [
+    pytest.mark.parametrize("backend", ["sqlite", "redis-postgres"], indirect=True),
+    pytest.mark.impatient,  # answers race the timeout itself
+]
 OPERATOR = {"Authorization": "Bearer op-token"}
 
 

@@ -25,6 +25,7 @@ def second_beat(celery_app: Celery, tmp_path: Path) -> Iterator[EmbeddedService]
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "redis-postgres"], indirect=True)
+@pytest.mark.impatient
 def test_two_beats_send_one_follow_up_and_apply_one_default(
     service: Harness, second_beat: EmbeddedService
 ) -> None:

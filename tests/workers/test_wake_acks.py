@@ -31,7 +31,10 @@ def decided_case(service: Harness, agent: AgentWorker, packet_id: str, **parts: 
     service.send({**valid_packet(), "packet_id": packet_id}, wake=agent.wake_spec, **parts)
     case = service.case("run-8842", packet_id)
     service.in_state(case.id, "awaiting")
-    answer(runtime_for(service.app), case.id, option="skip", responder="ana", channel="test")
+    decided = answer(
+        runtime_for(service.app), case.id, option="approve", responder="ana", channel="test"
+    )
+    assert decided.outcome == "decided", decided  # a person, not the default, wakes the run
     service.in_state(case.id, "closed")
     return case.id
 
@@ -109,7 +112,10 @@ def test_replacing_blocked_md_counts_as_the_shell_loop_resuming(
     service.in_state(case.id, "awaiting")
     line = f"- Escalation: {case.id} (answer: escalate reply {case.id} <choice>)"
     blocked.write_text(f"# Blocked\n{line}\n")  # as escalate raise --blocked-file writes it
-    answer(runtime_for(service.app), case.id, option="skip", responder="ana", channel="test")
+    decided = answer(
+        runtime_for(service.app), case.id, option="approve", responder="ana", channel="test"
+    )
+    assert decided.outcome == "decided", decided  # a person, not the default, wakes the run
     service.wait(lambda _s: service.events(case.id, "resumed"), what="the resume")
     assert not blocked.exists() and (tmp_path / "DECISION.md").exists()
     [event] = service.events(case.id, "resumed")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from tests.support.agent_venv import AgentWorker
 from tests.workers.conftest import Harness
 from workers.answers import answer
@@ -59,6 +61,7 @@ def test_intake_by_name_notifies_decides_wakes_and_closes(
     assert [d.option for d in service.decisions(case.id)] == ["skip"]
 
 
+@pytest.mark.impatient
 def test_no_answer_gets_one_follow_up_then_the_default_once(service: Harness) -> None:
     # Given a high case nobody answers (window 1s, timeout 2s, next tier: critical's pager)
     service.send(
