@@ -22,7 +22,7 @@ from workers.local_files import refused_paths
 from workers.runtime import Runtime
 from workers.stage_runs import nudge
 from workers.unblock import settle_request_file, unblock, write_command_file
-from workers.undelivered import escalate_undelivered, resend_on_recovery
+from workers.undelivered import escalate_undelivered, resend_on_recovery, worked_since
 from workers.wake_acks import resumed_by_delivery
 from workers.wakeups import post_webhook, send_wake_task
 from workflows import payloads
@@ -304,6 +304,7 @@ def deliver_due(app: Celery, runtime: Runtime, escalation_id: str) -> None:
 def send_claimed(app: Celery, runtime: Runtime, claimed: Claimed, *, durable: bool = True) -> None:
     """Send one claimed row and record the outcome; a page that never arrives escalates."""
     delivery, delivery_id = claimed.delivery, claimed.delivery.id
+    started = datetime.now(UTC)
     outcome = _send(app, runtime, claimed)
     now = datetime.now(UTC)
     settings = runtime.settings
@@ -331,6 +332,10 @@ def send_claimed(app: Celery, runtime: Runtime, claimed: Claimed, *, durable: bo
             # the interval (a person paged twice learns to ignore pages); re-sent, marked,
             # once a later send on this channel works (workers/undelivered.py).
             row.state, row.next_attempt_at, held = DeliveryState.UNKNOWN, None, True
+            if proof := worked_since(session, row, since=started):
+                session.add(row)
+                session.flush()
+                resent, held = resend_on_recovery(session, proof, now=now), False
         elif row.attempts >= settings.delivery_max_attempts:
             row.state, exhausted = DeliveryState.ABANDONED, True
         else:

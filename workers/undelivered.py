@@ -198,6 +198,21 @@ def settle_citing(app: Celery, runtime: Runtime, original_id: str) -> None:
         nudge(app, Stage.CLOSE, escalation_id)
 
 
+def worked_since(session: Session, held: Delivery, *, since: datetime) -> Delivery | None:
+    """A send on `held`'s channel that worked after `since` (while `held` hung), if any: a
+    success that came first must not leave the page waiting for the next one."""
+    return session.exec(
+        select(Delivery)
+        .where(
+            Delivery.target == held.target,
+            Delivery.id != held.id,
+            Delivery.state == DeliveryState.SENT,
+            col(Delivery.sent_at) >= since,
+        )
+        .limit(1)
+    ).first()
+
+
 def resend_on_recovery(session: Session, sent: Delivery, *, now: datetime) -> list[str]:
     """A send on `sent`'s channel just worked: that channel's pages given up on, or left
     unknown, for cases still open are due again, marked as sent again. The case ids."""

@@ -137,3 +137,38 @@ def test_an_unknown_send_is_not_resent_until_its_channel_works_then_once_and_mar
     assert copies[-1].body["message"].startswith("Sent again: this channel failed earlier")
     resent = service.events(first.id, "delivery_resent")
     assert sorted(e.detail["was"] for e in resent) == ["abandoned", "unknown"]
+
+
+class TestAHangThatOutlastsASuccess:
+    """A page still hanging when another page on its channel goes through."""
+
+    @pytest.fixture
+    def settings(self, settings: Settings) -> Settings:
+        # A hang long enough for a second case to be raised and paged while it lasts (under
+        # the channel's own 4 s read timeout, which would make it a failure, not unknown).
+        return settings.model_copy(update={"send_timeout": 3.0})
+
+    def test_is_sent_again_at_once_not_held_for_the_next_send(self, service: Harness) -> None:
+        # Given ops stalls past the send timeout on the first case's notice
+        service.sink.script("/ops", (200, 6.0))
+        service.send(packet("esc-df-hang"), options=OPTIONS)
+        first = service.case("run-8842", "esc-df-hang")
+
+        def notice(case_id: str) -> str | None:
+            rows = [d for d in service.deliveries(case_id) if d.purpose == "notify"]
+            return next((d.state for d in rows if "/ops?" in d.target), None)
+
+        service.wait(lambda _s: notice(first.id) == "sending" or None, what="the hanging send")
+        # When a second case's notice goes through on ops while the first still hangs
+        service.send(packet("esc-df-quick"), options=OPTIONS)
+        later = service.case("run-8842", "esc-df-quick")
+        service.wait(lambda _s: notice(later.id) == "sent" or None, what="the second notice")
+        # Then the first is sent again, marked, as soon as its send times out: the channel
+        # worked after it began, so no later page has to come along first
+        service.wait(lambda _s: notice(first.id) == "sent" or None, timeout=20)
+        [resent] = service.events(first.id, "delivery_resent")
+        assert resent.detail["was"] == "unknown"
+        service.sink.wait_for(lambda _: len(about(service.sink.posts("/ops"), first.id)) == 2)
+        # (the stalled request is recorded when its stall ends: after the one sent again)
+        said = [r.body["message"] for r in about(service.sink.posts("/ops"), first.id)]
+        assert sum(m.startswith("Sent again: an earlier send timed out") for m in said) == 1
