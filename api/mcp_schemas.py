@@ -6,11 +6,15 @@ with every §1 problem line, instead of failing the schema on the first missing 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from workflows.vocabulary import EvidenceKind, Severity, TriggerType, WaitingBehavior
+from workflows.packet_schema import DESCRIPTIONS, ENUMS, field_shapes
+from workflows.vocabulary import EvidenceKind
+
+if TYPE_CHECKING:
+    from pydantic_core.core_schema import CoreSchema
 
 
 class EvidenceInput(BaseModel):
@@ -27,32 +31,42 @@ class OptionInput(BaseModel):
     resumes: bool | None = Field(default=None, description="does choosing it let the run go on")
 
 
-class PacketInput(BaseModel):
+class PacketFields(BaseModel):
     """An escalation packet (SPEC §1): what the run was doing, what stopped it, what it asks."""
 
     model_config = ConfigDict(extra="allow")
 
-    packet_id: str | None = Field(default=None, description="the run's own id for this ask")
-    run_id: str | None = Field(default=None, description="the run that asks")
-    task_summary: str | None = Field(default=None, description="the task, in a sentence")
-    severity: Severity | None = None
-    trigger_type: TriggerType | None = None
-    trigger_detail: str | None = Field(default=None, description="what exactly fired")
-    attempted: list[str] | None = Field(default=None, description="what the run tried (1+)")
-    evidence: list[EvidenceInput] | None = Field(default=None, description="1+ references")
-    completed: list[str] | None = None
-    remaining: list[str] | None = None
-    blocked_on: str | None = Field(default=None, description="the one thing in the way")
-    requested_action: str | None = Field(default=None, description="the question to the person")
-    recipient: str | None = Field(default=None, description="who should decide")
-    waiting_behavior: WaitingBehavior | None = Field(
-        default=None, description="what the run does while it waits (critical: paused/stopped)"
-    )
-    resume_condition: str | None = Field(default=None, description="what lets the run go on")
-
     def to_packet(self) -> dict[str, Any]:
         """The packet as the service takes it: fields left out stay out."""
         return self.model_dump(mode="json", exclude_none=True)
+
+
+def _shown(name: str, shape: CoreSchema) -> Any:
+    """What a client is shown for a packet field: its vocabulary or list, any text (blank
+    text is the §1 check's to refuse, with its own line)."""
+    if name in ENUMS:
+        return ENUMS[name]
+    if shape["type"] == "list":
+        return list[EvidenceInput] if shape["items_schema"]["type"] == "typed-dict" else list[str]
+    return str
+
+
+# The packet's fields and their descriptions are workflows/packet_schema.py's, all optional.
+if TYPE_CHECKING:
+    PacketInput = PacketFields
+else:
+    PacketInput = create_model(
+        "PacketInput",
+        __base__=PacketFields,
+        __doc__=PacketFields.__doc__,
+        **{
+            name: (
+                _shown(name, shape) | None,
+                Field(default=None, description=DESCRIPTIONS.get(name)),
+            )
+            for name, shape in field_shapes().items()
+        },
+    )
 
 
 def options_body(options: list[str | OptionInput] | None) -> list[Any] | None:

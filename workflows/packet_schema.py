@@ -39,18 +39,21 @@ DESIGN_FILLED = ("recipient", "waiting_behavior")
 # own order, the SPEC's table, is the order the API documents them in).
 ERROR_ORDER = (*REQUIRED_STRINGS, *ENUMS, *TEXT_LISTS, "evidence")
 
-_DESCRIPTIONS = {
+DESCRIPTIONS = {
     "packet_id": "stable id, unique within the run",
+    "run_id": "the run that asks",
     "task_summary": "the task and its goal",
     "trigger_detail": "the concrete facts that fired it",
-    "attempted": "what was tried, in order",
-    "evidence": "where the figures in trigger_detail come from",
+    "attempted": "what was tried, in order (at least one)",
+    "evidence": "where the figures in trigger_detail come from (at least one)",
     "completed": "parts done and verified",
     "remaining": "parts still to do, the blocked part included",
     "blocked_on": "the single point the run is stopped on",
     "requested_action": "the decision needed, one line",
     "recipient": "who decides; through intake, default: the tier's primary",
-    "waiting_behavior": "how the run waits; through intake, default: the tier's",
+    "waiting_behavior": (
+        "how the run waits (critical: paused or stopped); through intake, default: the tier's"
+    ),
     "resume_condition": "an observable event",
 }
 
@@ -132,10 +135,9 @@ def _evidence() -> CoreSchema:
     return _list(entry, min_length=1)
 
 
-def packet_schema(*, design_filled: bool = False) -> CoreSchema:
-    """The packet's core schema; `design_filled`: recipient and waiting_behavior may be absent
-    or null, as intake takes them (the design's tier fills them before the checks)."""
-    shapes: dict[str, CoreSchema] = {
+def field_shapes() -> dict[str, CoreSchema]:
+    """Each packet field's own schema, in the SPEC's order (the one list of packet fields)."""
+    return {
         "packet_id": _text(),
         "run_id": _text(),
         "task_summary": _text(),
@@ -152,13 +154,19 @@ def packet_schema(*, design_filled: bool = False) -> CoreSchema:
         "waiting_behavior": _enum(WaitingBehavior),
         "resume_condition": _text(),
     }
+
+
+def packet_schema(*, design_filled: bool = False) -> CoreSchema:
+    """The packet's core schema; `design_filled`: recipient and waiting_behavior may be absent
+    or null, as intake takes them (the design's tier fills them before the checks)."""
+    shapes = field_shapes()
     fields = {}
     for name, shape in shapes.items():
         optional = design_filled and name in DESIGN_FILLED
         fields[name] = _field(
             {"type": "nullable", "schema": shape} if optional else shape,
             required=not optional,
-            description=_DESCRIPTIONS.get(name),
+            description=DESCRIPTIONS.get(name),
         )
     name = "Packet" if design_filled else "CheckedPacket"
     about = "One escalation: one recipient, one requested decision (SPEC §1)."

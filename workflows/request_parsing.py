@@ -1,34 +1,38 @@
-"""Check a request object field by field against its schema and limits (SPEC §7)."""
+"""Read a request object (SPEC §7): its shape by the schema in workflows/request_shape.py,
+its errors said again in the SPEC's fixed lines, then the rules that tie fields together and
+the secrets scan."""
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping
 from datetime import datetime
-from enum import StrEnum
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any
+
+from pydantic_core import ValidationError
 
 from workflows.errors import RequestInvalid
 from workflows.request_schema import (
-    DECISION_FIELDS,
     EXTRA_KEY,
     FIELDS,
-    LABEL_MAX,
     OPTIONS_MAX,
-    PROMPT_MAX,
     REPLY_FIELDS,
-    REPLY_OUTCOMES,
-    REQUEST_ID,
-    VERBS,
     Request,
     RequestOption,
     RequestStatus,
     TimeoutDefault,
 )
+from workflows.request_shape import LIMIT, VALIDATOR
 from workflows.secrets import find_secrets
 from workflows.vocabulary import Severity, TimeoutAction, TriggerType
 
-_E = TypeVar("_E", bound=StrEnum)
+if TYPE_CHECKING:
+    from pydantic_core import ErrorDetails
+
+# What pydantic says of a record's keys, in the SPEC's words and order (missing, then unknown).
+_FIELD_FAULTS = {"missing": "missing", "extra_forbidden": "unknown field"}
+_ORDER = {"missing": 0, "extra_forbidden": 1}
+_RANK = {name: place for place, name in enumerate(FIELDS)}
+_LISTS = ("context_refs", "replies")
 
 
 def parse_request(data: object) -> Request:
@@ -36,64 +40,39 @@ def parse_request(data: object) -> Request:
     if not isinstance(data, Mapping):
         raise RequestInvalid(["request: must be a JSON object"])
     data = _flattened(data)
-    problems = [f"{key}: missing" for key in FIELDS if key not in data]
-    problems += [f"{key}: unknown field" for key in data if key not in FIELDS]
-    if problems:
-        raise RequestInvalid(problems)
-    p: list[str] = []
-    request_id = _text(data["request_id"], "request_id", p)
-    if request_id and not REQUEST_ID.fullmatch(request_id):
-        p.append(f"request_id: {request_id!r} is not 12 lowercase hex characters")
-    created_at = _time(data["created_at"], "created_at", p)
-    situation = _text(data["situation"], "situation", p)
-    policy = _text(data["policy"], "policy", p)
-    prompt = _text(data["prompt"], "prompt", p, limit=PROMPT_MAX, one_line=True)
-    options = _options(data["options"], p)
-    timeout = _timeout(data["timeout_default"], p)
-    refs = _texts(data["context_refs"], "context_refs", p)
-    status = _enum(data["status"], "status", RequestStatus, p)
-    trigger = _enum(data["trigger_type"], "trigger_type", TriggerType, p)
-    severity = _enum(data["severity"], "severity", Severity, p)
-    verdict = _record(data["needs_human"], "needs_human", {"reason": str, "rule": str}, p)
-    design = _record(
-        data["design"], "design", {"name": str, "version": int, "content_hash": str}, p
-    )
-    escalation_id = data["escalation_id"]
-    if escalation_id is not None and not (isinstance(escalation_id, str) and escalation_id.strip()):
-        p.append("escalation_id: must be non-empty text or null")
-    decision = data["decision"]
-    if decision is not None:
-        decision = _record(decision, "decision", dict.fromkeys(DECISION_FIELDS, str), p)
-    resolved_at = data["resolved_at"]
-    if resolved_at is not None:
-        resolved_at = _time(resolved_at, "resolved_at", p)
-    replies = _replies(data["replies"], p)
-    p += _consistency(data, trigger, timeout, status, options)
+    checked, p = _checked_shape(data)
+    p += _consistency(data, failed={_field_of(line) for line in p})
+    # Scanned as read: the texts JobClaw wrote, each ref that is text, each reply's raw words.
+    refs, replies = (data[key] if isinstance(data[key], list) else [] for key in _LISTS)
     scanned = {key: data[key] for key in ("situation", "policy", "prompt", "options")}
-    scanned.update(context_refs=list(refs), replies=[r["raw_reply"] for r in replies])
+    scanned.update(
+        context_refs=[ref if isinstance(ref, str) else "" for ref in refs],
+        replies=[r["raw_reply"] for r in replies if _is_reply(r)],
+    )
     p += [f"{f.field}: contains a secret ({f.kind})" for f in find_secrets(scanned)]
-    if p:
+    if p or checked is None:
         raise RequestInvalid(p)
-    # Every helper that returns None has reported a problem, so these hold past `if p`.
-    assert created_at and timeout and status and trigger and severity and verdict and design
+    timeout = checked["timeout_default"]
     return Request(
-        id=request_id,
-        created_at=created_at,
-        situation=situation,
-        policy=policy,
-        prompt=prompt,
-        options=options,
-        timeout_default=timeout,
-        context_refs=refs,
-        status=status,
-        trigger_type=trigger,
-        severity=severity,
-        needs_human=verdict,
-        design=design,
-        escalation_id=escalation_id,
-        decision=decision,
-        resolved_at=resolved_at,
-        replies=replies,
+        id=checked["request_id"],
+        created_at=datetime.fromisoformat(checked["created_at"]),
+        situation=checked["situation"],
+        policy=checked["policy"],
+        prompt=checked["prompt"],
+        options=tuple(RequestOption(o["label"], o["value"]) for o in checked["options"]),
+        timeout_default=TimeoutDefault(timeout["after_minutes"], TimeoutAction(timeout["action"])),
+        context_refs=tuple(checked["context_refs"]),
+        status=RequestStatus(checked["status"]),
+        trigger_type=TriggerType(checked["trigger_type"]),
+        severity=Severity(checked["severity"]),
+        needs_human=checked["needs_human"],
+        design=checked["design"],
+        escalation_id=checked["escalation_id"],
+        decision=checked["decision"],
+        resolved_at=(
+            datetime.fromisoformat(checked["resolved_at"]) if checked["resolved_at"] else None
+        ),
+        replies=tuple(checked["replies"]),
     )
 
 
@@ -113,20 +92,25 @@ def _flattened(data: Mapping[str, Any]) -> dict[str, Any]:
     return flat
 
 
-def _consistency(
-    data: Mapping[str, Any],
-    trigger: TriggerType | None,
-    timeout: TimeoutDefault | None,
-    status: RequestStatus | None,
-    options: Sequence[RequestOption],
-) -> list[str]:
-    """Rules that tie fields together: harm_risk aborts, only a resolved request has a decision."""
+def _is_reply(entry: object) -> bool:
+    return isinstance(entry, Mapping) and set(entry) == set(REPLY_FIELDS)
+
+
+def _consistency(data: Mapping[str, Any], *, failed: Collection[str]) -> list[str]:
+    """Rules that tie fields together: harm_risk aborts, only a resolved request has a decision.
+    Each is judged on the fields it reads that are themselves well formed (not in `failed`)."""
     p: list[str] = []
-    if trigger is TriggerType.HARM_RISK and timeout and timeout.action is not TimeoutAction.ABORT:
+    timeout = data["timeout_default"]
+    if (
+        not {"trigger_type", "timeout_default"} & set(failed)
+        and data["trigger_type"] == TriggerType.HARM_RISK
+        and timeout["action"] != TimeoutAction.ABORT
+    ):
         p.append(
             "timeout_default.action: harm_risk steps are irreversible, so the timeout default "
-            f"must be abort (SPEC §2), got {timeout.action.value!r}"
+            f"must be abort (SPEC §2), got {timeout['action']!r}"
         )
+    status = None if "status" in failed else RequestStatus(data["status"])
     decision, resolved_at = data["decision"], data["resolved_at"]
     if status is RequestStatus.RESOLVED and (decision is None or resolved_at is None):
         p.append("decision: a resolved request must carry its decision and resolved_at")
@@ -137,145 +121,70 @@ def _consistency(
             p.append(
                 f"decision.request_id: {decision.get('request_id')!r} is not this request's id"
             )
-        labels = [o.label for o in options]
-        if options and decision.get("option") not in labels:
+        labels = _option_labels(data["options"])
+        if labels and decision.get("option") not in labels:
             p.append(f"decision.option: {decision.get('option')!r} is not one of {labels}")
     return p
 
 
-def _text(
-    value: object, path: str, p: list[str], *, limit: int | None = None, one_line: bool = False
-) -> str:
-    """Non-blank text within `limit` characters; a problem line otherwise."""
-    if not isinstance(value, str) or not value.strip():
-        p.append(f"{path}: must be non-empty text")
-        return ""
-    text = value.strip()
-    if one_line and any(not ch.isprintable() for ch in text):
-        p.append(f"{path}: must be one line of printable text")
-    if limit is not None and len(text) > limit:
-        p.append(f"{path}: {len(text)} characters, at most {limit} (shorten it; it is not cut)")
-    return text
-
-
-def _texts(value: object, path: str, p: list[str]) -> tuple[str, ...]:
-    if not isinstance(value, list):
-        p.append(f"{path}: must be a list of text")
-        return ()
-    return tuple(_text(item, f"{path}[{i}]", p, one_line=True) for i, item in enumerate(value))
-
-
-def _time(value: object, path: str, p: list[str]) -> datetime | None:
-    """An ISO 8601 time with its UTC offset."""
+def _checked_shape(flat: Mapping[str, Any]) -> tuple[dict[str, Any] | None, list[str]]:
+    """The checked fields (texts stripped), or None and each shape problem in FIELDS order;
+    RequestInvalid when fields are missing or unknown, as nothing else is judged then."""
     try:
-        moment = datetime.fromisoformat(value) if isinstance(value, str) else None
-    except ValueError:
-        moment = None
-    if moment is None or moment.tzinfo is None:
-        p.append(f"{path}: must be an ISO 8601 time with a UTC offset, got {value!r}")
-        return None
-    return moment
-
-
-def _enum(value: object, path: str, kind: type[_E], p: list[str]) -> _E | None:
-    if isinstance(value, str) and value in {member.value for member in kind}:
-        return kind(value)
-    p.append(f"{path}: {value!r} is not one of {', '.join(m.value for m in kind)}")
-    return None
-
-
-def _record(
-    value: object, path: str, shape: Mapping[str, type], p: list[str]
-) -> dict[str, Any] | None:
-    """An object with exactly these keys, each of its type (bool is not an int here)."""
-    if not isinstance(value, Mapping):
-        p.append(f"{path}: must be an object with {', '.join(shape)}")
-        return None
-    bad = [f"{path}.{key}: missing" for key in shape if key not in value]
-    bad += [f"{path}.{key}: unknown field" for key in value if key not in shape]
-    for key, kind in shape.items():
-        item = value.get(key)
-        if key not in value:
-            continue
-        if kind is int and (not isinstance(item, int) or isinstance(item, bool)):
-            bad.append(f"{path}.{key}: must be a whole number")
-        elif kind is str and not (isinstance(item, str) and item.strip()):
-            bad.append(f"{path}.{key}: must be non-empty text")
-    p += bad
-    return None if bad else dict(value)
-
-
-def _options(value: object, p: list[str]) -> tuple[RequestOption, ...]:
-    """1 to 3 options, each {label: verb-led, at most 24 characters; value}; labels distinct."""
-    if not isinstance(value, list):
-        p.append("options: must be a list of {label, value}")
-        return ()
-    if not 1 <= len(value) <= OPTIONS_MAX:
-        p.append(f"options: {len(value)} given, 1 to {OPTIONS_MAX} allowed")
-    found: list[RequestOption] = []
-    for i, entry in enumerate(value):
-        option = _record(entry, f"options[{i}]", {"label": str, "value": str}, p)
-        if option is None:
-            continue
-        label = _text(option["label"], f"options[{i}].label", p, limit=LABEL_MAX, one_line=True)
-        problem = _verb_problem(label)
-        if label and problem:
-            p.append(f"options[{i}].label: {problem}")
-        found.append(RequestOption(label, _text(option["value"], f"options[{i}].value", p)))
-    labels = [o.label.casefold() for o in found]
+        checked: dict[str, Any] = VALIDATOR.validate_python(flat)
+    except ValidationError as invalid:
+        errors = invalid.errors(include_url=False)
+    else:
+        errors = []
+    fields = [e for e in errors if len(e["loc"]) == 1 and e["type"] in _FIELD_FAULTS]
+    if fields:
+        raise RequestInvalid([line for error in fields for line in _lines(error)])
+    # A record's LIMIT refusals are said once its fields are all there and typed; its missing
+    # fields are named before its unknown ones, then the rest (pydantic reports one record's
+    # errors together: its fields in order, extras last).
+    unfit = {e["loc"][:-1] for e in errors if e["type"] != LIMIT}
+    first: dict[tuple[int | str, ...], int] = {}
+    for place, error in enumerate(errors):
+        first.setdefault(error["loc"][:-1], place)
+    errors.sort(key=lambda e: (first[e["loc"][:-1]], _ORDER.get(e["type"], 2)))
+    lines = [
+        line
+        for error in errors
+        if not (error["type"] == LIMIT and len(error["loc"]) > 1 and error["loc"][:-1] in unfit)
+        for line in _lines(error)
+    ]
+    options = flat["options"] if isinstance(flat["options"], list) else None
+    if options is not None and not 1 <= len(options) <= OPTIONS_MAX:
+        lines.insert(0, f"options: {len(options)} given, 1 to {OPTIONS_MAX} allowed")
+    labels = [label.casefold() for label in _option_labels(options)]
     if len(set(labels)) != len(labels):
-        p.append("options: two options share a label (labels ignore case)")
-    return tuple(found)
+        lines.append("options: two options share a label (labels ignore case)")
+    lines.sort(key=lambda line: _RANK.get(_field_of(line), len(_RANK)))  # stable: in place
+    return (None if lines else checked), lines
 
 
-def _verb_problem(label: str) -> str | None:
-    """Why a label is not verb-led, or None (see VERBS)."""
-    match = re.match(r"[^\W\d_]+", label)
-    word = match.group(0).casefold() if match else ""
-    if word in VERBS:
-        return None
-    if word.endswith(("ing", "ed")):
-        return f"{label!r} must lead with an imperative verb, not {word!r} (no -ing/-ed forms)"
-    return (
-        f"{label!r} must lead with a verb: {word or label!r} is not on the verb list "
-        "(e.g. Approve, Deny, Retry, Skip, Use, Keep; VERBS in workflows/request_schema.py)"
-    )
+def _lines(error: ErrorDetails) -> list[str]:
+    path = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in error["loc"])
+    path = path.removeprefix(".")
+    if error["type"] in _FIELD_FAULTS:
+        return [f"{path}: {_FIELD_FAULTS[error['type']]}"]
+    said = error.get("ctx", {}).get("lines") or [error["msg"]]
+    return [f"{path}: {line}" for line in said]
 
 
-def _timeout(value: object, p: list[str]) -> TimeoutDefault | None:
-    shape = {"after_minutes": int, "action": str}
-    record = _record(value, "timeout_default", shape, p)
-    if record is None:
-        return None
-    action = _enum(record["action"], "timeout_default.action", TimeoutAction, p)
-    if record["after_minutes"] <= 0:
-        p.append(
-            f"timeout_default.after_minutes: must be more than 0, got {record['after_minutes']}"
-        )
-        return None
-    return TimeoutDefault(record["after_minutes"], action) if action else None
+def _field_of(line: str) -> str:
+    """The top-level field a problem line is about."""
+    return line.split(":", 1)[0].split(".", 1)[0].split("[", 1)[0]
 
 
-def _replies(value: object, p: list[str]) -> tuple[dict[str, Any], ...]:
-    """Every reply read so far: {at, raw_reply, kind, reason, outcome}."""
-    if not isinstance(value, list):
-        p.append("replies: must be a list")
-        return ()
-    found = []
-    for i, entry in enumerate(value):
-        path = f"replies[{i}]"
-        if not isinstance(entry, Mapping) or set(entry) != set(REPLY_FIELDS):
-            p.append(f"{path}: must be an object with {', '.join(REPLY_FIELDS)}")
-            continue
-        _time(entry["at"], f"{path}.at", p)
-        if not isinstance(entry["raw_reply"], str):
-            p.append(f"{path}.raw_reply: must be text")
-        for key in ("kind", "reason"):
-            if entry[key] is not None and not isinstance(entry[key], str):
-                p.append(f"{path}.{key}: must be text or null")
-        if entry["outcome"] not in REPLY_OUTCOMES:
-            p.append(
-                f"{path}.outcome: {entry['outcome']!r} is not one of {', '.join(REPLY_OUTCOMES)}"
-            )
-        found.append(dict(entry))
-    return tuple(found)
+def _option_labels(options: object) -> list[str]:
+    """The stripped labels of the options whose label and value are both non-blank text."""
+    if not isinstance(options, list):
+        return []
+    return [
+        entry["label"].strip()
+        for entry in options
+        if isinstance(entry, Mapping)
+        and set(entry) == {"label", "value"}
+        and all(isinstance(entry[key], str) and entry[key].strip() for key in entry)
+    ]

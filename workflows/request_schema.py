@@ -39,6 +39,20 @@ _VERB_LIST = (
 VERBS = frozenset(_VERB_LIST.split())
 
 
+def verb_problem(label: str) -> str | None:
+    """Why a label is not verb-led, or None (see VERBS)."""
+    match = re.match(r"[^\W\d_]+", label)
+    word = match.group(0).casefold() if match else ""
+    if word in VERBS:
+        return None
+    if word.endswith(("ing", "ed")):
+        return f"{label!r} must lead with an imperative verb, not {word!r} (no -ing/-ed forms)"
+    return (
+        f"{label!r} must lead with a verb: {word or label!r} is not on the verb list "
+        "(e.g. Approve, Deny, Retry, Skip, Use, Keep; VERBS in workflows/request_schema.py)"
+    )
+
+
 class RequestStatus(StrEnum):
     OPEN = "open"
     RESOLVED = "resolved"

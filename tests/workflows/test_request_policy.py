@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from models.design_file import load_design
-from workflows.request_parsing import _verb_problem
 from workflows.request_policy import apply_policy
+from workflows.request_schema import verb_problem
 from workflows.requests import compose, situation_from_inputs
 
 SEED_POLICY = (
@@ -89,9 +89,9 @@ def test_a_policy_verdict_is_explained_beside_the_designs() -> None:
     "label", ["Solve captcha", "Submit anyway", "Apply now", "Withdraw", "Skip job"]
 )
 def test_ordinary_imperative_labels_are_verb_led(label: str) -> None:
-    assert _verb_problem(label) is None
+    assert verb_problem(label) is None
 
 
 @pytest.mark.parametrize("label", ["Submitting", "Approved", "Captcha"])
 def test_participles_and_nouns_are_still_refused(label: str) -> None:
-    assert _verb_problem(label) is not None
+    assert verb_problem(label) is not None

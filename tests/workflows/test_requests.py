@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
+from jsonschema import Draft202012Validator, FormatChecker
 
+from api.request_schema_file import COMMAND, request_json_schema
 from models.design_file import load_design
 from workflows.design import Design
 from workflows.errors import RequestInvalid
@@ -39,69 +39,19 @@ HARM = (
 )
 
 
-def schema_errors(
-    instance: object, schema: Mapping[str, Any] = SCHEMA, path: str = "$"
-) -> list[str]:
-    """The JSON Schema keywords request.schema.json uses, checked without a library."""
-    errors: list[str] = []
-    if "$ref" in schema:
-        target: Any = SCHEMA
-        for part in schema["$ref"].removeprefix("#/").split("/"):
-            target = target[part]
-        errors += schema_errors(instance, target, path)
-    if "oneOf" in schema:
-        passing = [s for s in schema["oneOf"] if not schema_errors(instance, s, path)]
-        if len(passing) != 1:
-            errors.append(f"{path}: matches {len(passing)} of oneOf")
-    kinds = {
-        "string": str,
-        "integer": int,
-        "object": dict,
-        "array": list,
-        "null": type(None),
-    }
-    if "type" in schema:
-        wanted = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
-        fits = [
-            k for k in wanted if isinstance(instance, kinds[k]) and not isinstance(instance, bool)
-        ]
-        if not fits:
-            return [*errors, f"{path}: not {wanted}"]
-    if "enum" in schema and instance not in schema["enum"]:
-        errors.append(f"{path}: {instance!r} not in enum")
-    if isinstance(instance, str):
-        if len(instance) < schema.get("minLength", 0):
-            errors.append(f"{path}: shorter than minLength")
-        if len(instance) > schema.get("maxLength", len(instance)):
-            errors.append(f"{path}: longer than maxLength {schema['maxLength']}")
-        if "pattern" in schema and not re.search(schema["pattern"], instance):
-            errors.append(f"{path}: does not match {schema['pattern']}")
-        if schema.get("format") == "date-time":
-            try:
-                assert datetime.fromisoformat(instance).tzinfo is not None
-            except (ValueError, AssertionError):
-                errors.append(f"{path}: not a date-time with offset")
-    if isinstance(instance, int) and not isinstance(instance, bool):
-        if "exclusiveMinimum" in schema and instance <= schema["exclusiveMinimum"]:
-            errors.append(f"{path}: not above {schema['exclusiveMinimum']}")
-        if "minimum" in schema and instance < schema["minimum"]:
-            errors.append(f"{path}: below {schema['minimum']}")
-    if isinstance(instance, list):
-        if len(instance) < schema.get("minItems", 0):
-            errors.append(f"{path}: fewer than minItems {schema['minItems']}")
-        if len(instance) > schema.get("maxItems", len(instance)):
-            errors.append(f"{path}: more than maxItems {schema['maxItems']}")
-        for i, item in enumerate(instance):
-            errors += schema_errors(item, schema.get("items", {}), f"{path}[{i}]")
-    if isinstance(instance, dict):
-        errors += [f"{path}.{k}: required" for k in schema.get("required", ()) if k not in instance]
-        properties = schema.get("properties", {})
-        for key, value in instance.items():
-            if key in properties:
-                errors += schema_errors(value, properties[key], f"{path}.{key}")
-            elif schema.get("additionalProperties") is False:
-                errors.append(f"{path}.{key}: not allowed")
-    return errors
+# The published file checked as a client checks it; date-time by the same reading as ours
+# (jsonschema leaves the format unchecked without an extra package).
+_FORMATS = FormatChecker()
+_FORMATS.checks("date-time", raises=ValueError)(
+    lambda text: not isinstance(text, str) or datetime.fromisoformat(text).tzinfo is not None
+)
+VALIDATOR = Draft202012Validator(SCHEMA, format_checker=_FORMATS)
+
+
+def schema_errors(instance: object) -> list[str]:
+    """Each place request.schema.json refuses `instance`, with the keyword that refused it."""
+    errors = sorted(VALIDATOR.iter_errors(instance), key=lambda e: list(map(str, e.path)))
+    return [f"$.{'.'.join(map(str, e.path))}: {e.validator}" for e in errors]
 
 
 @pytest.fixture(scope="module")
@@ -437,10 +387,116 @@ def test_given_a_file_over_its_limits_when_checked_by_the_schema_then_it_fails(
     data["timeout_default"]["after_minutes"] = 0
     # Then
     assert schema_errors(data) == [
-        "$.prompt: longer than maxLength 120",
-        "$.options: more than maxItems 3",
-        "$.timeout_default.after_minutes: not above 0",
+        "$.options: maxItems",
+        "$.prompt: maxLength",
+        "$.timeout_default.after_minutes: exclusiveMinimum",
     ]
+
+
+def test_given_the_request_schema_when_generated_then_it_is_the_committed_file() -> None:
+    # When
+    generated = request_json_schema()
+    # Then
+    committed = (EXAMPLES / "request.schema.json").read_text(encoding="utf-8")
+    assert committed == generated, f"examples/request.schema.json is stale: run `{COMMAND}`"
+
+
+def _verb_line(label: str) -> str:
+    return (
+        f"{label!r} must lead with a verb: {label.casefold()!r} is not on the verb list "
+        "(e.g. Approve, Deny, Retry, Skip, Use, Keep; VERBS in workflows/request_schema.py)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("change", "problems"),
+    [
+        pytest.param(
+            lambda d: (d.pop("policy"), d.update(colour="red", escalate=[])),
+            ["policy: missing", "colour: unknown field", "escalate: unknown field"],
+            id="fields-first-and-alone",
+        ),
+        pytest.param(
+            lambda d: d.update(
+                options=[
+                    {"label": "Yes", "value": " "},
+                    {"label": "No"},
+                    {"label": "No", "value": "n"},
+                ]
+            ),
+            [
+                "options[0].value: must be non-empty text",
+                "options[1].value: missing",
+                "options[2].label: " + _verb_line("No"),
+            ],
+            id="a-label-judged-once-its-option-is-whole",
+        ),
+        pytest.param(
+            lambda d: d.update(options=[{"label": "Keep", "value": "k"}] * 2 + ["Deny"] * 2),
+            [
+                "options: 4 given, 1 to 3 allowed",
+                "options[2]: must be an object with label, value",
+                "options[3]: must be an object with label, value",
+                "options: two options share a label (labels ignore case)",
+            ],
+            id="count-entries-then-duplicates",
+        ),
+        pytest.param(
+            lambda d: d.update(prompt="x" * 121 + "\ny"),
+            [
+                "prompt: must be one line of printable text",
+                "prompt: 123 characters, at most 120 (shorten it; it is not cut)",
+            ],
+            id="prompt-both-limits",
+        ),
+        pytest.param(
+            lambda d: d.update(timeout_default={"after_minutes": 0, "action": " "}),
+            ["timeout_default.action: must be non-empty text"],
+            id="timeout-limits-wait-for-its-shape",
+        ),
+        pytest.param(
+            lambda d: d.update(replies=[{"at": "x", "raw_reply": 3}], resolved_at="later"),
+            [
+                "resolved_at: must be an ISO 8601 time with a UTC offset, got 'later'",
+                "replies[0]: must be an object with at, raw_reply, kind, reason, outcome",
+                "decision: a request that is open carries no decision or resolved_at",
+            ],
+            id="reply-keys-as-one-line",
+        ),
+        pytest.param(
+            lambda d: d["design"].update(version=0, content_hash="abc"),
+            [
+                "design.version: must be more than 0, got 0",
+                "design.content_hash: 'abc' is not 64 lowercase hex characters",
+            ],
+            id="design-cited-exactly",
+        ),
+        pytest.param(
+            lambda d: d.update(status="resolved", decision={"request_id": "0a1b2c3d4e5f"}),
+            [
+                "decision.option: missing",
+                "decision.value: missing",
+                "decision.matched_by: missing",
+                "decision.raw_reply: missing",
+                "decision: a resolved request must carry its decision and resolved_at",
+                "decision.option: None is not one of "
+                "['Drop the table', 'Keep it', 'Back up first']",
+            ],
+            id="decision-shape-then-its-rules",
+        ),
+    ],
+)
+def test_given_a_bad_file_when_read_then_exactly_these_problems_in_this_order(
+    request_: Request, change: Any, problems: list[str]
+) -> None:
+    # Given
+    data = request_.to_flat()
+    change(data)
+    # When
+    with pytest.raises(RequestInvalid) as refused:
+        parse_request(data)
+    # Then
+    assert refused.value.problems == problems
 
 
 @pytest.mark.parametrize(
