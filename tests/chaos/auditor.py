@@ -198,4 +198,7 @@ def explain(cluster: Cluster, audit: Audit) -> str:
             i=case_id,
         )
         lines.append(f"{case_id}: " + " > ".join(f"{e.kind}({e.state})" for e in events[-6:]))
+    for log in sorted(cluster.folder.glob("*.log")):  # what the processes said, last lines
+        tail = log.read_text(errors="replace").splitlines()[-12:]
+        lines += [f"--- {log.name}", *tail]
     return "\n".join(lines)
