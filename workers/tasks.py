@@ -311,15 +311,19 @@ def sweep(self: Any) -> dict[str, int]:
                 dispatched.append((STAGE_OF_STATE[state], row.id))
         due = due_deliveries(session, now=now, pending_grace=stall_after, limit=500)
         wanted = {d.escalation_id for d in due}
-        # A pending row nudged now is not nudged again until it looks lost once more: with a
-        # backed-up queue, every sweep would otherwise add another message for it.
+        # A row nudged now is not nudged again until it looks lost once more: with a
+        # backed-up queue, every sweep would otherwise add another message for it. A failed
+        # row due for its retry becomes pending (queued to send), under the same grace.
+        stamped = (DeliveryState.PENDING, DeliveryState.FAILED)
         session.execute(
             update(Delivery)
             .where(
-                col(Delivery.id).in_([d.id for d in due if d.state == DeliveryState.PENDING]),
-                col(Delivery.state) == DeliveryState.PENDING,
+                col(Delivery.id).in_([d.id for d in due if d.state in stamped]),
+                col(Delivery.state).in_(stamped),
+                col(Delivery.next_attempt_at) <= now,
             )
-            .values(next_attempt_at=now)
+            .values(state=DeliveryState.PENDING, next_attempt_at=now)
+            .execution_options(synchronize_session=False)  # the rows read above are not reused
         )
     wanted.update(blockers.release_ready(runtime))  # SPEC §8: once, after the last
     wanted.update(redeliver_due(runtime, now=now))  # wakes nobody acknowledged
