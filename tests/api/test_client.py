@@ -34,9 +34,10 @@ def answer_when_notified(server: Server, sink: HttpSink, packet_id: str, option:
 
 
 def test_wait_long_polls_until_decided_and_returns_none_on_timeout(
-    server: Server,
+    patient: Server,
     sink: HttpSink,
 ) -> None:
+    server = patient  # windows of minutes: the answer never races the default
     server.start()
     client = server.client()
     created = client.raise_({**valid_packet(), "packet_id": "esc-client-1"})
@@ -54,9 +55,10 @@ def test_wait_long_polls_until_decided_and_returns_none_on_timeout(
 
 
 def test_require_approval_runs_the_function_only_when_approved(
-    server: Server,
+    patient: Server,
     sink: HttpSink,
 ) -> None:
+    server = patient  # windows of minutes: the answer never races the default
     server.start()
     client = server.client()
     ran: list[str] = []
@@ -84,9 +86,10 @@ def test_require_approval_runs_the_function_only_when_approved(
 
 
 def test_the_async_client_waits_without_blocking_the_loop(
-    server: Server,
+    patient: Server,
     sink: HttpSink,
 ) -> None:
+    server = patient  # windows of minutes: the answer never races the default
     server.start()
     token = server.client()._http.headers["Authorization"].removeprefix("Bearer ")
 
