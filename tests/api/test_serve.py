@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import signal
@@ -24,10 +25,25 @@ from workflows.examples import valid_packet
 ESCALATE = str(Path(sys.executable).parent / "escalate")
 
 
+_HANDED_OUT = itertools.count()
+_BLOCK = 500  # ports per pytest process, below the kernel's ephemeral range (32768-60999)
+
+
 def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+    """A port free now that no other pytest process hands out. bind(0) can give two
+    processes the same port between one's pick and its server's bind, seconds later: a test
+    then talks to another test's server, which its own test kills."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw")
+    base = 20000 + int(worker or 0) * _BLOCK
+    for _ in range(_BLOCK):
+        port = base + next(_HANDED_OUT) % _BLOCK
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue  # taken: by a server this process started earlier, or by another program
+            return port
+    raise RuntimeError(f"no free port in {base}-{base + _BLOCK - 1}")
 
 
 class Server:
@@ -45,13 +61,12 @@ class Server:
         process = self.process
 
         def healthy() -> bool:
-            try:
-                if httpx.get(f"{self.url}/healthz", timeout=1).status_code == 200:
-                    return True
-            except httpx.HTTPError:
-                pass
             assert process.poll() is None, "serve exited during start"
-            return False
+            try:
+                answered = httpx.get(f"{self.url}/healthz", timeout=1).status_code == 200
+            except httpx.HTTPError:
+                return False
+            return answered and process.poll() is None  # ours answered, not a stranger
 
         # Generous: three Python processes start here, and a loaded 2-core machine is slow at it.
         wait_until(healthy, timeout=90, every=0.1, what="serve to answer /healthz")
