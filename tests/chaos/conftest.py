@@ -4,22 +4,23 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.chaos.celery_only import make_celery_only_python
 from tests.chaos.cluster import Cluster, running_cluster
 from tests.chaos.sizes import SIZES
+from tests.support.agent_venv import cached_celery_only_venv
 
 WORKERS = 2
 
 
 @pytest.fixture(scope="session")
-def agent_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A Python with only celery installed: the agent's side."""
-    return make_celery_only_python(tmp_path_factory.mktemp("chaos-agent") / "venv")
+def agent_python() -> Path:
+    """A Python with only celery installed: the agent's side (the suite's one, built once)."""
+    return cached_celery_only_venv(Path(sys.prefix) / "test-venvs")
 
 
 # Package scope: torn down after the last chaos test, not left sweeping through the rest
