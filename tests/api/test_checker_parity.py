@@ -18,19 +18,11 @@ from typing import Any
 from api.check_cli import run_check
 from tests.support.reference_checker import reference_script, run_reference
 from workflows.examples import valid_packet
+from workflows.vocabulary import REQUIRED_STRINGS
 
 MISSING = object()  # the field is left out of the packet
 
-TEXT_FIELDS = (
-    "packet_id",
-    "run_id",
-    "task_summary",
-    "trigger_detail",
-    "blocked_on",
-    "requested_action",
-    "recipient",
-    "resume_condition",
-)
+TEXT_FIELDS = REQUIRED_STRINGS  # the packet's text fields (SPEC §1)
 ENUM_FIELDS = {
     "severity": ("low", "medium", "high", "critical"),
     "trigger_type": ("blocked", "tool_failure", "missing_input"),

@@ -28,6 +28,7 @@ from tests.chaos.sink import ChaosSink
 from tests.chaos.sizes import SIZES
 from tests.support.postgres_server import PostgresServer, own_postgres
 from tests.support.waiting import wait_until
+from tests.workers.conftest import write_apprise_config
 
 REPO = Path(__file__).resolve().parents[2]
 DESIGN = Path(__file__).resolve().parent / "design-chaos.yaml"
@@ -41,16 +42,6 @@ def spare_port() -> int:
         probe.bind(("127.0.0.1", 0))
         port: int = probe.getsockname()[1]
         return port
-
-
-def write_apprise_config(path: Path, sink: ChaosSink) -> Path:
-    """Each tag posts to its own path on the sink."""
-    host = sink.url.removeprefix("http://")
-    lines = ["urls:"]
-    for tag in TAGS:
-        lines += [f"  - json://{host}/{tag}:", f"      tag: {tag}"]
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
 
 
 @dataclass
@@ -343,7 +334,7 @@ def running_cluster(
             api_port = spare_port()
             settings = Settings(
                 **chaos_settings(folder, redis, postgres),
-                apprise_config=write_apprise_config(folder / "apprise.yaml", sink),
+                apprise_config=write_apprise_config(folder / "apprise.yaml", sink, TAGS),
                 public_url=f"http://127.0.0.1:{api_port}",
                 outbound_allow=f"127.0.0.1:{sink.port}",
             )

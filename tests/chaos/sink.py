@@ -3,12 +3,13 @@ slow; every POST is recorded on arrival, with the mode that answered it."""
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from typing import Any, Literal
+
+from tests.support.sink import QuietHandler, serve
 
 Mode = Literal["ok", "500", "hang", "slow"]
 HANG_FOR = 30.0  # longer than any send timeout the suite sets: the sender gives up first
@@ -55,13 +56,9 @@ class ChaosSink:
     def start(cls) -> ChaosSink:
         sink: ChaosSink
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             def do_POST(self) -> None:
-                raw = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-                try:
-                    body = json.loads(raw) if raw else None
-                except ValueError:
-                    body = None
+                raw, body = self.posted()
                 mode = sink.mode
                 with sink.lock:
                     sink.posts.append(Post(self.path.split("?", 1)[0], raw, body, mode))
@@ -78,11 +75,5 @@ class ChaosSink:
                 except OSError:
                     pass  # the sender gave up on a hung request
 
-            def log_message(self, *_args: Any) -> None:
-                pass
-
-        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        server.daemon_threads = True
-        sink = cls(server)
-        threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
+        sink = cls(serve(Handler))
         return sink

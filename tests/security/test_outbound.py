@@ -12,9 +12,8 @@ import ipaddress
 import json
 import re
 import socket
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from typing import Any
 
 import pytest
@@ -23,7 +22,7 @@ from fastapi.testclient import TestClient
 from api.app import create_app
 from models.settings import Settings
 from models.tables import Delivery
-from tests.support.sink import HttpSink, start_sink
+from tests.support.sink import HttpSink, QuietHandler, serve, start_sink
 from tests.workers.conftest import Harness
 from workers.answers import answer
 from workers.intake import accept
@@ -48,7 +47,7 @@ def internal() -> Iterator[HttpSink]:
 def redirector(internal: HttpSink) -> Iterator[ThreadingHTTPServer]:
     """An allowed server that answers every GET and POST with a redirect to `internal`."""
 
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(QuietHandler):
         def _redirect(self, status: int) -> None:
             self.rfile.read(int(self.headers.get("Content-Length", 0)))
             self.send_response(status)
@@ -62,12 +61,7 @@ def redirector(internal: HttpSink) -> Iterator[ThreadingHTTPServer]:
         def do_POST(self) -> None:
             self._redirect(307)  # 307 keeps the method and body: a POST would be replayed
 
-        def log_message(self, *_args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    server = serve(Handler)
     yield server
     server.shutdown()
     server.server_close()

@@ -25,20 +25,12 @@ from tests.security import embedded
 from tests.security.embedded import AGENT, OPERATOR, REPO
 from workers.channels import dev_apprise_config, dev_inbox_path
 from workflows.examples import valid_packet
+from workflows.vocabulary import REQUIRED_STRINGS
 
 settings = embedded.settings  # the fixtures, under the names the tests use
 client = embedded.client
 
-PACKET_TEXT = (
-    "packet_id",
-    "run_id",
-    "task_summary",
-    "trigger_detail",
-    "blocked_on",
-    "requested_action",
-    "recipient",
-    "resume_condition",
-)
+PACKET_TEXT = REQUIRED_STRINGS  # the packet's text fields (SPEC §1)
 LONG = "x" * 20_000  # over every field's cap, well under the body's
 
 

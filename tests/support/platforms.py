@@ -15,9 +15,10 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from typing import Any
 
+from tests.support.sink import QuietHandler, serve
 from tests.support.waiting import wait_until
 
 
@@ -86,13 +87,9 @@ class Platforms:
 def platform_peer() -> Iterator[Platforms]:
     peer: Platforms
 
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(QuietHandler):
         def do_POST(self) -> None:
-            raw = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-            try:
-                body = json.loads(raw) if raw else None
-            except ValueError:
-                body = raw.decode(errors="replace")
+            _raw, body = self.posted()
             call = Call(self.path, dict(self.headers), body)
             answer = call.answer = peer.answer(call)
             payload = (answer if isinstance(answer, str) else json.dumps(answer)).encode()
@@ -105,13 +102,8 @@ def platform_peer() -> Iterator[Platforms]:
                 peer.calls.append(call)
                 peer.changed.notify_all()
 
-        def log_message(self, *_args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
+    server = serve(Handler)
     peer = Platforms(server)
-    threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True).start()
     try:
         yield peer
     finally:

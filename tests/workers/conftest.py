@@ -47,11 +47,12 @@ def patient_design(folder: Path) -> Path:
     return path
 
 
-def write_apprise_config(path: Path, sink: HttpSink) -> Path:
-    """Each tag posts to its own path on the sink, so a test can tell recipients apart."""
+def write_apprise_config(path: Path, sink: Any, tags: tuple[str, ...] = TAGS) -> Path:
+    """Each tag posts to its own path on the sink (anything with a `url`), so a test can
+    tell recipients apart."""
     host = sink.url.removeprefix("http://")
     lines = ["urls:"]
-    for tag in TAGS:
+    for tag in tags:
         lines += [f"  - json://{host}/{tag}:", f"      tag: {tag}"]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
