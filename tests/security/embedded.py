@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
@@ -19,13 +20,18 @@ AGENT = {"Authorization": "Bearer agent-t"}
 OPERATOR = {"Authorization": "Bearer op-t"}
 
 
-@pytest.fixture
-def settings(tmp_path: Path) -> Settings:
+def embedded_settings(tmp_path: Path, **changes: Any) -> Settings:
+    """SQLite and the folder broker under tmp_path, the fast design, the two tokens."""
     return Settings(
         home=tmp_path / "home",
         design=REPO / "examples" / "design-fast.yaml",
-        api_tokens="agent:agent-t,operator:op-t",
+        **{"api_tokens": "agent:agent-t,operator:op-t", **changes},
     )
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return embedded_settings(tmp_path)
 
 
 @pytest.fixture

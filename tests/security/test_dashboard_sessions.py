@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from html import unescape
 from pathlib import Path
@@ -21,9 +20,10 @@ from api.app import create_app
 from models.db import make_engine, transaction
 from models.settings import Settings
 from models.tables import Escalation
+from tests.security import embedded
+from tests.security.embedded import embedded_settings
 from workflows.examples import valid_packet
 
-REPO = Path(__file__).resolve().parents[2]
 AGENT = {"Authorization": "Bearer agent-t"}
 COOKIE = "escalate_dashboard"
 ANSWER_LINK = r'<a href="(/dashboard/cases/[0-9a-f]+/answer\?option=[^"]+)">([^<]+)</a>'
@@ -31,17 +31,10 @@ ANSWER_LINK = r'<a href="(/dashboard/cases/[0-9a-f]+/answer\?option=[^"]+)">([^<
 
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
-    return Settings(
-        home=tmp_path / "home",
-        design=REPO / "examples" / "design-fast.yaml",
-        api_tokens="agent:agent-t,operator:op-t,admin:admin-t",
-    )
+    return embedded_settings(tmp_path, api_tokens="agent:agent-t,operator:op-t,admin:admin-t")
 
 
-@pytest.fixture
-def client(settings: Settings) -> Iterator[TestClient]:
-    with TestClient(create_app(settings)) as started:
-        yield started
+client = embedded.client
 
 
 def sign_in(client: TestClient, token: str = "op-t") -> str:

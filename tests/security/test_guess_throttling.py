@@ -19,6 +19,7 @@ from api.app import create_app
 from api.serve import commands
 from models.settings import Settings
 from tests.security.cases import open_case
+from tests.security.embedded import embedded_settings
 from workers.inbound.dispatch import MAX_MISSES_PER_MINUTE, MissLimiter
 
 REPO = Path(__file__).resolve().parents[2]
@@ -29,9 +30,8 @@ PROXY = "10.9.9.9"
 
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
-    return Settings(
-        home=tmp_path / "home",
-        design=REPO / "examples" / "design-fast.yaml",
+    return embedded_settings(
+        tmp_path,
         api_tokens="agent:agent-t,operator:op-guesser:mallory,operator:op-bridge:chatops",
         trusted_proxies=PROXY,
     )
