@@ -27,7 +27,7 @@ lint: $(STAMP)
 test: $(STAMP) lint
 	./scripts/ensure-services.sh
 	./scripts/ensure-chromium.sh
-	$(BIN)/python -m pytest -n 6  # on 2 cores: most of a test's time is waiting on live workers
+	$(BIN)/python -m pytest -n 6 --dist worksteal  # 2 cores, but most of a test's time is waiting on live workers; idle processes take queued tests from busy ones
 
 # A deep schemathesis run (the suite's is bounded): ESCALATE_FUZZ_EXAMPLES per operation and
 # mode, ESCALATE_FUZZ_SCENARIOS stateful scenarios per token kind.

@@ -57,7 +57,8 @@ def test_a_second_serve_refuses_at_once_naming_the_one_running(
     second = subprocess.run(
         [ESCALATE, "serve"], env=same_home, capture_output=True, text=True, timeout=30
     )
-    assert second.returncode == 1 and time.monotonic() - started < 10
+    # "At once": long before a start's own 90 s limit, though a loaded machine takes seconds
+    assert second.returncode == 1 and time.monotonic() - started < 30
     assert f"{server.home.resolve()} is already served: pid " in second.stderr
     assert server.url in second.stderr and "tokens" not in second.stdout
     # On the same port (another home): refused, naming what answers there; nothing created

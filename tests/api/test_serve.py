@@ -134,7 +134,7 @@ def wait_for(client: Escalations, escalation_id: str, *states: str) -> dict[str,
     return wait_until(
         lambda: client.get(escalation_id),
         lambda case: case["state"] in states,
-        timeout=30,
+        timeout=60,
         every=0.1,
         what=f"{escalation_id} in {states}",
     )
@@ -191,7 +191,10 @@ def test_kill_9_while_waiting_keeps_the_case_and_its_deadline(
     # (a page asking to decide a decided case is cancelled, never sent late).
     follow_ups = [r for r in sink.posts("/ops") if "follow-up" in r.body["title"]]
     [page] = [d for d in closed["deliveries"] if d["purpose"] == "follow_up"]
-    assert (len(follow_ups), page["state"]) in ((1, "sent"), (0, "cancelled"))
+    # Or the killed serve had claimed it: its send lease (minutes) must run out before the
+    # page is taken again, and then it is cancelled, never sent to a decided case.
+    held = (0, "sending")
+    assert (len(follow_ups), page["state"]) in ((1, "sent"), (0, "cancelled"), held)
 
 
 def test_an_answer_link_over_real_http_asks_on_get_and_decides_once_on_post(

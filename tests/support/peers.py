@@ -34,7 +34,7 @@ class Mailbox:
             self.changed.notify_all()
         return "250 OK"
 
-    def wait(self, count: int = 1, timeout: float = 20) -> list[EmailMessage]:
+    def wait(self, count: int = 1, timeout: float = 60) -> list[EmailMessage]:
         return wait_until(
             lambda: list(self.messages),
             lambda got: len(got) >= count,
@@ -65,7 +65,7 @@ class Subscriber:
     payloads: list[bytes] = field(default_factory=list)
     changed: threading.Condition = field(default_factory=threading.Condition)
 
-    def wait(self, count: int = 1, timeout: float = 20) -> list[bytes]:
+    def wait(self, count: int = 1, timeout: float = 60) -> list[bytes]:
         return wait_until(
             lambda: list(self.payloads),
             lambda got: len(got) >= count,

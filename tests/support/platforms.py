@@ -51,7 +51,7 @@ class Platforms:
         with self.changed:
             return [c for c in self.calls if c.method == method]
 
-    def wait(self, predicate: Callable[[list[Call]], bool], timeout: float = 20) -> list[Call]:
+    def wait(self, predicate: Callable[[list[Call]], bool], timeout: float = 60) -> list[Call]:
         return wait_until(
             lambda: list(self.calls),
             predicate,
@@ -60,7 +60,7 @@ class Platforms:
             changed=self.changed,
         )
 
-    def wait_for(self, method: str, count: int = 1, timeout: float = 20) -> list[Call]:
+    def wait_for(self, method: str, count: int = 1, timeout: float = 60) -> list[Call]:
         self.wait(lambda calls: sum(c.method == method for c in calls) >= count, timeout)
         return self.of(method)
 

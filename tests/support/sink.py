@@ -71,7 +71,7 @@ class HttpSink:
         """Hold the next GETs of `path` for these many seconds each (a hanging probe)."""
         self.get_delays.setdefault(path, deque()).extend(delays)
 
-    def wait_for_get(self, path: str, count: int = 1, timeout: float = 20) -> None:
+    def wait_for_get(self, path: str, count: int = 1, timeout: float = 60) -> None:
         wait_until(
             lambda: list(self.gets),
             lambda gets: gets.count(path) >= count,
@@ -84,7 +84,7 @@ class HttpSink:
         with self.changed:
             return [r for r in self.received if path is None or r.path.split("?", 1)[0] == path]
 
-    def wait_for(self, predicate: Callable[[list[Received]], bool], timeout: float = 20) -> None:
+    def wait_for(self, predicate: Callable[[list[Received]], bool], timeout: float = 60) -> None:
         """Block until `predicate(received)` holds; fail with what arrived if it never does."""
         wait_until(
             lambda: self.received,

@@ -201,7 +201,7 @@ class Harness:
         self.app.send_task(names.ESCALATE, kwargs={"packet": packet, **parts})
 
     def wait(
-        self, probe: Callable[[Session], T | None], timeout: float = 20, what: str = "condition"
+        self, probe: Callable[[Session], T | None], timeout: float = 60, what: str = "condition"
     ) -> T:
         """Poll SQL (the truth) until `probe` returns something; fail after `timeout`."""
 
@@ -213,7 +213,7 @@ class Harness:
         assert found is not None
         return found
 
-    def case(self, run_id: str, packet_id: str, timeout: float = 20) -> Escalation:
+    def case(self, run_id: str, packet_id: str, timeout: float = 60) -> Escalation:
         return self.wait(
             lambda s: s.exec(
                 select(Escalation).where(
@@ -224,7 +224,7 @@ class Harness:
             f"case {run_id}/{packet_id}",
         )
 
-    def in_state(self, escalation_id: str, *states: str, timeout: float = 20) -> Escalation:
+    def in_state(self, escalation_id: str, *states: str, timeout: float = 60) -> Escalation:
         def probe(session: Session) -> Escalation | None:
             row = session.get(Escalation, escalation_id)
             return row if row is not None and row.state in states else None

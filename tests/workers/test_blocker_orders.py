@@ -163,6 +163,7 @@ def woken_with(runtime: Runtime, task: str) -> list[dict[str, Any]]:
         return [row.payload for row in rows]
 
 
+@pytest.mark.timeout(300)  # dozens of orders, each a whole flow: minutes on a loaded machine
 def test_every_order_of_add_resolve_and_re_add_wakes_each_set_once_at_its_last(
     runtime: Runtime,
 ) -> None:

@@ -21,9 +21,16 @@ pytestmark = pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
 
 
 @pytest.fixture
-def settings(settings: Settings) -> Settings:
-    """Acknowledgements due after a fraction of a second, two redeliveries."""
-    return settings.model_copy(update={"wake_ack_wait": 0.4, "wake_redeliveries": 2})
+def ack_wait() -> float:
+    """A minute, so a loaded machine's slow acknowledgement is not redelivered meanwhile;
+    the redelivery test sets a fraction of a second."""
+    return 60.0
+
+
+@pytest.fixture
+def settings(settings: Settings, ack_wait: float) -> Settings:
+    """Two redeliveries, each due `ack_wait` seconds after the last wake."""
+    return settings.model_copy(update={"wake_ack_wait": ack_wait, "wake_redeliveries": 2})
 
 
 def decided_case(service: Harness, agent: AgentWorker, packet_id: str, **parts: Any) -> str:
@@ -65,6 +72,7 @@ def test_a_run_that_acknowledges_by_task_is_woken_once(
     assert len(agent.wakes()) == 1
 
 
+@pytest.mark.parametrize("ack_wait", [0.4])
 def test_an_unacknowledged_wake_is_redelivered_then_flagged(
     service: Harness, api: TestClient, agent: AgentWorker
 ) -> None:
