@@ -5,14 +5,19 @@ kombu writes a message file in place, so a consumer can move and read it half-wr
 each message is written under a name the consumer ignores, then renamed into place:
 rename is atomic, so a consumer sees a whole message or none. Binding tables have the
 same race when first created; reads of them retry. A drain gives up within a poll once the
-worker is stopping, so a stop takes a poll rather than Celery's 2 s drains.
+worker is stopping, so a stop takes a poll rather than Celery's 2 s drains. A waiting
+consumer is woken when a message lands in its folder (inotify, on Linux), so it takes the
+message at once rather than at its next poll: the poll is only the fallback.
 """
 
 from __future__ import annotations
 
+import logging
+import math
 import os
 import time
 import uuid
+from queue import Empty
 from time import monotonic
 from typing import Any
 
@@ -21,6 +26,13 @@ from kombu.exceptions import ChannelError
 from kombu.transport import filesystem
 from kombu.utils.encoding import str_to_bytes
 from kombu.utils.json import dumps
+
+try:  # Linux only (pyproject installs it there); elsewhere the poll is all there is
+    from inotify_simple import INotify, flags
+except ImportError:  # pragma: no cover
+    INotify = None
+
+log = logging.getLogger(__name__)
 
 
 class Channel(filesystem.Channel):  # type: ignore[misc]
@@ -47,30 +59,85 @@ class Channel(filesystem.Channel):  # type: ignore[misc]
         return super().get_table(exchange)  # type: ignore[no-untyped-call]
 
 
+class Arrivals:
+    """A consumer's wait between polls, cut short when a message file lands in its folder."""
+
+    def __init__(self, folder: str) -> None:
+        self._watch: Any = None
+        if INotify is None:
+            return
+        watch = None
+        try:
+            watch = INotify()
+            # Our publishers rename a whole file in (MOVED_TO); kombu's own write in place
+            # (an agent with plain kombu, say) ends with CLOSE_WRITE.
+            watch.add_watch(folder, flags.MOVED_TO | flags.CLOSE_WRITE)
+        except OSError as exc:  # the user's inotify instances used up, say: the poll still works
+            if watch is not None:
+                watch.close()
+            log.warning("not watching %s for messages (%s): polling only", folder, exc)
+            return
+        self._watch = watch
+
+    def wait(self, seconds: float) -> bool:
+        """Sleep up to `seconds`; True as soon as a message arrives (or has since the last wait)."""
+        if self._watch is None:
+            time.sleep(seconds)
+            return False
+        ends = monotonic() + seconds
+        while (left := ends - monotonic()) > 0:
+            events = self._watch.read(timeout=math.ceil(left * 1000))
+            # A hidden name is a message still being written (Channel._put): not yet takeable.
+            if any(not event.name.startswith(".") for event in events):
+                return True
+        return False
+
+    def close(self) -> None:
+        if self._watch is not None:
+            self._watch.close()
+            self._watch = None
+
+
 class Transport(filesystem.Transport):  # type: ignore[misc]
     Channel = Channel
     # A folder has no host: kombu's default 'localhost' only made every start warn
     # "No hostname was supplied".
     default_connection_params: dict[str, Any] = {}  # noqa: RUF012
 
+    def __init__(self, client: Any, **kwargs: Any) -> None:
+        super().__init__(client, **kwargs)  # type: ignore[no-untyped-call]
+        self._folder: str = client.transport_options.get("data_folder_in", "data_in")
+        self._arrivals: Arrivals | None = None  # opened by the first drain: publishers need none
+
     def drain_events(self, connection: Any, timeout: float | None = None) -> Any:  # type: ignore[override]
-        # Celery's loop for a polling transport drains with a 2 s timeout and looks for a
-        # stop only between drains, then drains once more on its way out: a worker took
-        # about 4 s to stop (every `escalate serve` shutdown, every test worker). Drain in
-        # slices of one poll and give up early once the worker is stopping; anyone else
-        # (a control reply, say) still waits the whole timeout.
-        drain: Any = super().drain_events
+        # kombu's loop sleeps a whole poll between looks, so a message waited up to 0.1 s
+        # for each broker hop (the reply → wake time, docs/PERFORMANCE.md §4): here the wait
+        # ends when a message lands. Celery's loop drains with a 2 s timeout and looks for a
+        # stop only between drains, then drains once more on its way out: a worker took about
+        # 4 s to stop. So a drain gives up early once the worker is stopping; anyone else (a
+        # control reply, say) still waits the whole timeout.
         interval = self.polling_interval
         if timeout is None or not interval:
-            return drain(connection, timeout=timeout)
+            return super().drain_events(connection, timeout=timeout)  # type: ignore[no-untyped-call]
+        if self._arrivals is None:
+            self._arrivals = Arrivals(self._folder)
         ends = monotonic() + timeout
+        cycle: Any = self.cycle
         while True:
-            left = ends - monotonic()
             try:
-                return drain(connection, timeout=max(min(interval, left), 0))
-            except TimeoutError:  # what kombu's socket.timeout is
-                if left <= interval or _worker_stopping():
-                    raise
+                return cycle.get(self._deliver, timeout=timeout)
+            except Empty:
+                pass
+            left = ends - monotonic()
+            if left <= 0 or _worker_stopping():
+                raise TimeoutError  # what kombu's socket.timeout is
+            self._arrivals.wait(min(interval, left))
+
+    def close_connection(self, connection: Any) -> None:
+        super().close_connection(connection)  # type: ignore[no-untyped-call]
+        if self._arrivals is not None:
+            self._arrivals.close()
+            self._arrivals = None
 
 
 def _worker_stopping() -> bool:
