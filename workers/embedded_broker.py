@@ -6,17 +6,20 @@ each message is written under a name the consumer ignores, then renamed into pla
 rename is atomic, so a consumer sees a whole message or none. Binding tables have the
 same race when first created; reads of them retry. A drain gives up within a poll once the
 worker is stopping, so a stop takes a poll rather than Celery's 2 s drains. A waiting
-consumer is woken when a message lands in its folder (inotify, on Linux), so it takes the
-message at once rather than at its next poll: the poll is only the fallback.
+consumer is woken when a message lands in its folder (inotify, on Linux) or a task settles
+its message (a prefetch slot frees up), so it takes the message at once rather than at its
+next poll: the poll is only the fallback.
 """
 
 from __future__ import annotations
 
 import logging
-import math
 import os
+import selectors
+import threading
 import time
 import uuid
+from contextlib import suppress
 from queue import Empty
 from time import monotonic
 from typing import Any
@@ -47,6 +50,19 @@ class Channel(filesystem.Channel):  # type: ignore[misc]
         except OSError as exc:
             raise ChannelError(f"Cannot add file {final!r} to directory") from exc
 
+    def basic_ack(self, delivery_tag: Any, multiple: bool = False) -> None:
+        super().basic_ack(delivery_tag, multiple=multiple)  # type: ignore[no-untyped-call]
+        self._settled()
+
+    def basic_reject(self, delivery_tag: Any, requeue: bool = False) -> None:
+        super().basic_reject(delivery_tag, requeue=requeue)  # type: ignore[no-untyped-call]
+        self._settled()
+
+    def _settled(self) -> None:
+        transport = self.connection  # None once the channel is closed
+        if transport is not None:
+            transport.settled()
+
     def get_table(self, exchange: Any) -> Any:
         # kombu creates a binding table by opening it empty and then locking it, so a
         # reader in between sees an empty file (seen: JSONDecodeError on publish). The
@@ -60,42 +76,68 @@ class Channel(filesystem.Channel):  # type: ignore[misc]
 
 
 class Arrivals:
-    """A consumer's wait between polls, cut short when a message file lands in its folder."""
+    """A consumer's wait between polls, cut short when a message lands in its folder or a
+    prefetch slot frees up (a delivered message settled, in another thread)."""
 
     def __init__(self, folder: str) -> None:
-        self._watch: Any = None
-        if INotify is None:
-            return
-        watch = None
-        try:
-            watch = INotify()
-            # Our publishers rename a whole file in (MOVED_TO); kombu's own write in place
-            # (an agent with plain kombu, say) ends with CLOSE_WRITE.
-            watch.add_watch(folder, flags.MOVED_TO | flags.CLOSE_WRITE)
-        except OSError as exc:  # the user's inotify instances used up, say: the poll still works
-            if watch is not None:
-                watch.close()
-            log.warning("not watching %s for messages (%s): polling only", folder, exc)
-            return
-        self._watch = watch
+        self._selector = selectors.DefaultSelector()
+        self._lock = threading.Lock()  # a wake from a task's thread never writes a closed fd
+        self._wake_read, self._wake_write = os.pipe()
+        for end in (self._wake_read, self._wake_write):
+            os.set_blocking(end, False)
+        self._selector.register(self._wake_read, selectors.EVENT_READ)
+        self._watch = _watch(folder)
+        if self._watch is not None:
+            self._selector.register(self._watch.fileno(), selectors.EVENT_READ)
+
+    def wake(self) -> None:
+        """End the current or next wait at once (from any thread)."""
+        with self._lock, suppress(OSError):  # a full pipe: woken already; closed: none waits
+            if self._wake_write >= 0:
+                os.write(self._wake_write, b"\0")
 
     def wait(self, seconds: float) -> bool:
-        """Sleep up to `seconds`; True as soon as a message arrives (or has since the last wait)."""
-        if self._watch is None:
-            time.sleep(seconds)
-            return False
+        """Sleep up to `seconds`; True as soon as a message arrives or a slot frees up (or
+        either has since the last wait)."""
         ends = monotonic() + seconds
         while (left := ends - monotonic()) > 0:
-            events = self._watch.read(timeout=math.ceil(left * 1000))
-            # A hidden name is a message still being written (Channel._put): not yet takeable.
-            if any(not event.name.startswith(".") for event in events):
-                return True
+            for key, _ in self._selector.select(left):
+                if key.fd == self._wake_read:
+                    with suppress(BlockingIOError):
+                        os.read(self._wake_read, 4096)
+                    return True
+                # A hidden name is a message still being written (Channel._put): not yet
+                # takeable, so that event alone does not end the wait.
+                if any(not event.name.startswith(".") for event in self._watch.read(timeout=0)):
+                    return True
         return False
 
     def close(self) -> None:
-        if self._watch is not None:
-            self._watch.close()
-            self._watch = None
+        with self._lock:
+            self._selector.close()
+            if self._watch is not None:
+                self._watch.close()
+            os.close(self._wake_read)
+            os.close(self._wake_write)
+            self._wake_write = -1
+
+
+def _watch(folder: str) -> Any:
+    """An inotify watch for message files landing in `folder`, or None: poll only."""
+    if INotify is None:
+        return None
+    watch = None
+    try:
+        watch = INotify()
+        # Our publishers rename a whole file in (MOVED_TO); kombu's own write in place (an
+        # agent with plain kombu, say) ends with CLOSE_WRITE.
+        watch.add_watch(folder, flags.MOVED_TO | flags.CLOSE_WRITE)
+    except OSError as exc:  # the user's inotify instances used up, say: the poll still works
+        if watch is not None:
+            watch.close()
+        log.warning("not watching %s for messages (%s): polling only", folder, exc)
+        return None
+    return watch
 
 
 class Transport(filesystem.Transport):  # type: ignore[misc]
@@ -132,6 +174,13 @@ class Transport(filesystem.Transport):  # type: ignore[misc]
             if left <= 0 or _worker_stopping():
                 raise TimeoutError  # what kombu's socket.timeout is
             self._arrivals.wait(min(interval, left))
+
+    def settled(self) -> None:
+        """A delivered message was acked or rejected: with the prefetch full, a drain waiting
+        for a slot takes the next message now rather than at its next poll."""
+        arrivals = self._arrivals
+        if arrivals is not None:
+            arrivals.wake()
 
     def close_connection(self, connection: Any) -> None:
         super().close_connection(connection)  # type: ignore[no-untyped-call]

@@ -175,3 +175,40 @@ def test_a_drain_takes_a_message_published_while_it_waits_without_polling(
     # Then the drain took it when it landed: its wait was woken, not run out
     assert got == [{"n": 1}]
     assert woken == [True]
+
+
+@needs_inotify
+def test_a_drain_with_its_prefetch_full_takes_the_next_message_once_one_is_acked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a consumer allowed one unacked message, holding one, and a second one queued
+    waiting, woken = threading.Event(), []
+    real_wait = Arrivals.wait
+
+    def watched(self: Arrivals, seconds: float) -> bool:
+        waiting.set()
+        woken.append(real_wait(self, seconds))
+        return woken[-1]
+
+    monkeypatch.setattr(Arrivals, "wait", watched)
+    got: list[Any] = []
+    options = _options(tmp_path, polling_interval=3600)
+    with Connection("filesystem://", transport=Transport, transport_options=options) as conn:
+        consumer = conn.Consumer(Queue("q"), callbacks=[lambda body, message: got.append(message)])
+        consumer.qos(prefetch_count=1)
+        with consumer:
+            producer = conn.Producer()
+            for n in (1, 2):
+                producer.publish({"n": n}, routing_key="q")
+            conn.drain_events(timeout=30)
+            [held] = got
+            waiting.clear()
+            # When the task holding the first message acks it (in its own thread) while
+            # the consumer waits for a free slot
+            acker = threading.Thread(target=lambda: waiting.wait(30) and held.ack())
+            acker.start()
+            conn.drain_events(timeout=30)
+            acker.join()
+    # Then the drain took the second message as the slot freed: its wait was woken
+    assert [message.payload for message in got] == [{"n": 1}, {"n": 2}]
+    assert woken[-1] is True
