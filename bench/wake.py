@@ -5,8 +5,9 @@ Embedded: SQLite and the folder broker, the worker as `escalate serve` runs it (
 concurrency 4). Redis + PostgreSQL: one prefork worker, concurrency 2. Cases are raised by
 `send_task` with `wake.webhook` at a local HTTP sink, then answered one at a time
 in-process; each latency runs from the answer's call to the webhook's arrival. No floor
-is run for this one: the figure's structure is two broker hops (close, then the outbox),
-which on the folder broker cost up to its polling interval (0.1 s) each.
+is run for this one: the figure's structure is one broker hop (the close, which sends its
+outbox itself) and the close's own work; the folder broker's consumer is woken when the
+message lands, so the hop no longer costs up to its polling interval (0.1 s).
 
 Run: .venv/bin/python -m bench.wake [--cases N] [--runs R] [--backends embedded,redis-postgres]
 """
