@@ -127,6 +127,22 @@ def test_a_message_that_lands_ends_the_wait_between_polls(tmp_path: Path) -> Non
 
 
 @needs_inotify
+def test_a_message_written_in_place_by_plain_kombu_ends_the_wait_too(tmp_path: Path) -> None:
+    # Given a consumer's wait on its folder
+    arrivals = Arrivals(str(tmp_path))
+    try:
+        # When an agent's own kombu (its filesystem transport, writing in place) publishes
+        options = _options(tmp_path)
+        with Connection("filesystem://", transport_options=options) as conn:
+            assert not isinstance(conn.transport, Transport)
+            conn.default_channel._put("q", {"body": "nudge"})
+        # Then the wait ends woken once the file is whole
+        assert arrivals.wait(30) is True
+    finally:
+        arrivals.close()
+
+
+@needs_inotify
 def test_a_message_still_being_written_wakes_nobody(tmp_path: Path) -> None:
     # Given a consumer's wait on its folder
     arrivals = Arrivals(str(tmp_path))
