@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 from contextlib import ExitStack
 from pathlib import Path
 from queue import Empty
+from typing import Any
 
 import pytest
 from celery.contrib.testing.worker import start_worker
@@ -16,7 +18,7 @@ from kombu import Connection, Queue
 from models.settings import Settings
 from workers import embedded_broker
 from workers.app import make_celery
-from workers.embedded_broker import Transport
+from workers.embedded_broker import Arrivals, Transport
 
 
 def test_a_message_still_being_written_is_invisible_to_a_consumer(tmp_path: Path) -> None:
@@ -94,3 +96,135 @@ def test_a_drain_outside_a_stopping_worker_still_waits_its_whole_timeout(tmp_pat
             conn.drain_events(timeout=0.5)
     # Then it gave the timeout in full, not one poll
     assert time.monotonic() - began >= 0.5
+
+
+needs_inotify = pytest.mark.skipif(embedded_broker.INotify is None, reason="inotify is Linux's")
+
+
+def _options(folder: Path, **more: Any) -> dict[str, Any]:
+    return {
+        "data_folder_in": str(folder),
+        "data_folder_out": str(folder),
+        "control_folder": str(folder / "control"),
+        **more,
+    }
+
+
+@needs_inotify
+def test_a_message_that_lands_ends_the_wait_between_polls(tmp_path: Path) -> None:
+    # Given a consumer's wait on its folder
+    arrivals = Arrivals(str(tmp_path))
+    try:
+        # When a message is published into the folder
+        with Connection(
+            "filesystem://", transport=Transport, transport_options=_options(tmp_path)
+        ) as conn:
+            conn.default_channel._put("q", {"body": "nudge"})
+        # Then the wait ends woken, rather than running out its 30 s
+        assert arrivals.wait(30) is True
+    finally:
+        arrivals.close()
+
+
+@needs_inotify
+def test_a_message_written_in_place_by_plain_kombu_ends_the_wait_too(tmp_path: Path) -> None:
+    # Given a consumer's wait on its folder
+    arrivals = Arrivals(str(tmp_path))
+    try:
+        # When an agent's own kombu (its filesystem transport, writing in place) publishes
+        options = _options(tmp_path)
+        with Connection("filesystem://", transport_options=options) as conn:
+            assert not isinstance(conn.transport, Transport)
+            conn.default_channel._put("q", {"body": "nudge"})
+        # Then the wait ends woken once the file is whole
+        assert arrivals.wait(30) is True
+    finally:
+        arrivals.close()
+
+
+@needs_inotify
+def test_a_message_still_being_written_wakes_nobody(tmp_path: Path) -> None:
+    # Given a consumer's wait on its folder
+    arrivals = Arrivals(str(tmp_path))
+    try:
+        # When a publisher writes a message under its hidden name, not yet renamed in
+        (tmp_path / ".1_abc.q.msg.partial").write_bytes(b'{"body": "trunc')
+        # Then the wait runs its course: there is nothing to take yet
+        assert arrivals.wait(0.2) is False
+    finally:
+        arrivals.close()
+
+
+@needs_inotify
+def test_a_drain_takes_a_message_published_while_it_waits_without_polling(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a consumer draining an empty queue whose poll is an hour apart
+    waiting, woken = threading.Event(), []
+    real_wait = Arrivals.wait
+
+    def watched(self: Arrivals, seconds: float) -> bool:
+        waiting.set()
+        woken.append(real_wait(self, seconds))
+        return woken[-1]
+
+    monkeypatch.setattr(Arrivals, "wait", watched)
+    got: list[Any] = []
+    options = _options(tmp_path, polling_interval=3600)
+    with (
+        Connection("filesystem://", transport=Transport, transport_options=options) as conn,
+        conn.Consumer(Queue("q"), callbacks=[lambda body, message: got.append(body)]),
+    ):
+
+        def publish() -> None:
+            waiting.wait(30)
+            with Connection(
+                "filesystem://", transport=Transport, transport_options=options
+            ) as other:
+                other.Producer().publish({"n": 1}, routing_key="q")
+
+        publisher = threading.Thread(target=publish)
+        publisher.start()
+        # When another connection publishes a message while the consumer waits
+        conn.drain_events(timeout=30)
+        publisher.join()
+    # Then the drain took it when it landed: its wait was woken, not run out
+    assert got == [{"n": 1}]
+    assert woken == [True]
+
+
+@needs_inotify
+def test_a_drain_with_its_prefetch_full_takes_the_next_message_once_one_is_acked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a consumer allowed one unacked message, holding one, and a second one queued
+    waiting, woken = threading.Event(), []
+    real_wait = Arrivals.wait
+
+    def watched(self: Arrivals, seconds: float) -> bool:
+        waiting.set()
+        woken.append(real_wait(self, seconds))
+        return woken[-1]
+
+    monkeypatch.setattr(Arrivals, "wait", watched)
+    got: list[Any] = []
+    options = _options(tmp_path, polling_interval=3600)
+    with Connection("filesystem://", transport=Transport, transport_options=options) as conn:
+        consumer = conn.Consumer(Queue("q"), callbacks=[lambda body, message: got.append(message)])
+        consumer.qos(prefetch_count=1)
+        with consumer:
+            producer = conn.Producer()
+            for n in (1, 2):
+                producer.publish({"n": n}, routing_key="q")
+            conn.drain_events(timeout=30)
+            [held] = got
+            waiting.clear()
+            # When the task holding the first message acks it (in its own thread) while
+            # the consumer waits for a free slot
+            acker = threading.Thread(target=lambda: waiting.wait(30) and held.ack())
+            acker.start()
+            conn.drain_events(timeout=30)
+            acker.join()
+    # Then the drain took the second message as the slot freed: its wait was woken
+    assert [message.payload for message in got] == [{"n": 1}, {"n": 2}]
+    assert woken[-1] is True
