@@ -98,6 +98,8 @@ def test_given_a_check_when_it_exits_then_no_heavy_package_was_imported(
     # the scan ran, so the test is not vacuous (its package is a stand-in: its plugins load)
     assert "detect_secrets.plugins.base" in modules
     assert "detect_secrets.core.secrets_collection" not in modules  # the file scanner did not
+    # and a plugin's module loaded only for text that could hold its secret
+    assert ("detect_secrets.plugins.aws" in modules) == (kind == "secret in a file")
     heavy = sorted(m for m in modules if m.split(".")[0] in HEAVY)
     assert heavy == []
     assert "pydantic_core._pydantic_core" in modules  # the packet's schema ran...
