@@ -5,6 +5,8 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+from collections.abc import Callable
+from functools import cache, partial
 
 from workflows.secret_plugins import is_jwt, may_match, plugin_modules, regex_plugins
 
@@ -15,6 +17,11 @@ from workflows.secret_plugins import is_jwt, may_match, plugin_modules, regex_pl
 MASK = "\x00"
 
 
+def lazy(pattern: str, flags: int = 0) -> Callable[[], re.Pattern[str]]:
+    """The pattern, compiled on the first call: `escalate check` pays only for what it runs."""
+    return cache(partial(re.compile, pattern, flags))
+
+
 def mask(text: str, value: str) -> str:
     """`text` with `value` masked, and the rest of its token (e.g. a signature past the match)."""
     return re.sub(re.escape(value) + r"[\w\-+/=.~]*", MASK, text)
@@ -23,7 +30,7 @@ def mask(text: str, value: str) -> str:
 # Placeholders are not secrets: masked (***, xxx), templated (<pw>, ${X}, $X, {{ x }}, %(x)s),
 # redacted, and documentation stand-ins. Well-known defaults ("changeme") count as stand-ins:
 # they leak nothing, and refusing them would teach people to dodge the check.
-_PLACEHOLDER = re.compile(
+_PLACEHOLDER = lazy(
     r"""[*x•#.]{3,}|<[^<>]*>|\$\{[^}]*\}|\$\(.*\)|\$\w+|\{\{.*\}\}|\{[\w.\s]*\}|%\(\w+\)s|%s
     |[(\[]?(?:redacted|hidden|masked|filtered|removed|omitted|secret|password|changeme
     |example|placeholder|dummy|none|null|nil|undefined|empty|unset|your[_\-]?\w*)[)\]]?""",
@@ -33,7 +40,7 @@ _PLACEHOLDER = re.compile(
 
 def is_placeholder(value: str) -> bool:
     """Whether a value is a stand-in (***, <pw>, ${X}, changeme...) rather than a secret."""
-    return _PLACEHOLDER.fullmatch(value.strip("\"'`")) is not None
+    return _PLACEHOLDER().fullmatch(value.strip("\"'`")) is not None
 
 
 def decode(value: str) -> str:
@@ -83,14 +90,16 @@ _PROVIDERS = [
 ]
 _PROVIDER_RES = [(k, re.compile(r"(?<![A-Za-z0-9_\-])(?:" + p + ")")) for k, p in _PROVIDERS]
 # The whole PEM block, body included, so its base64 is not reported again as high entropy.
-_PRIVATE_KEY = re.compile(
+_PRIVATE_KEY = lazy(
     r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----(?:.*?-----END[^-]*-----)?", re.S
 )
 
 
 def private_key_rule(text: str, found: dict[str, None]) -> str:
     """Private key PEM blocks, masked whole."""
-    for match in _PRIVATE_KEY.finditer(text):
+    if "-----BEGIN " not in text:  # what the pattern starts with: most text need not compile it
+        return text
+    for match in _PRIVATE_KEY().finditer(text):
         found["private key"] = None
         text = text.replace(match.group(), MASK)
     return text
@@ -109,14 +118,16 @@ def provider_rule(text: str, found: dict[str, None]) -> str:
 
 # Any scheme (postgres, mysql, redis, amqp, mongodb+srv, https...) with user:password@host;
 # the password runs to the last "@" of the authority, so "p@ss" inside it is kept whole.
-_URL_CREDENTIALS = re.compile(
+_URL_CREDENTIALS = lazy(
     r"(?<![A-Za-z0-9+.\-])[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/?#@\x00]*:([^\s/?#\x00]+)@"
 )
 
 
 def url_rule(text: str, found: dict[str, None]) -> str:
     """Passwords in URLs (scheme://user:password@host) that are not placeholders."""
-    for match in _URL_CREDENTIALS.finditer(text):
+    if "://" not in text:
+        return text
+    for match in _URL_CREDENTIALS().finditer(text):
         if not is_placeholder(match.group(1)):
             found["URL credentials"] = None
             text = text.replace(match.group(1), MASK)
