@@ -36,8 +36,8 @@ UNUSED = {"Public IP (ipv4)", "Secret Keyword", "JSON Web Token"}
 SKIPPED_MODULES = {"base", "ip_public", "keyword", "jwt", "high_entropy_strings"}
 
 # What every regex of a plugin module needs in the text to match (detect-secrets 1.5.0): the
-# module is imported, and its regexes compiled, only for a text holding one of these. Compiling
-# every plugin's regexes was a fifth of `escalate check`'s start, and most text holds none.
+# module is imported, and its regexes compiled, only for a text holding one of these. Importing
+# every plugin module was about 10 ms of a 73 ms `escalate check`, and most text holds none.
 # Case-sensitive, as those regexes are; the modules in NEEDS_ANY_CASE hold re.IGNORECASE regexes
 # and are looked for with that flag too, so a letter matches as it would there (ſ for s, K for k).
 # The quadratic regexes (npm on many "//", OpenAI on "sk-sk-sk-...") run only with their literal,
