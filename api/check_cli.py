@@ -26,17 +26,16 @@ def run_check(
     write: str | None = None,
 ) -> int:
     """Print the SPEC §1 report (or JSON) for one packet; return 0 PASS, 1 FAIL, 2 unreadable."""
-    from workflows import examples
     from workflows.packet_checks import check_packet, render_json, render_report
     from workflows.secrets import find_secrets
 
     if sum((packet is not None, make_fixture, make_valid)) != 1:
         print("error: give exactly one of PACKET, --make-fixture, --make-valid", file=sys.stderr)
         return EXIT_UNREADABLE
-    if make_fixture:
-        data: Any = examples.incomplete_packet()
-    elif make_valid:
-        data = examples.valid_packet()
+    if make_fixture or make_valid:
+        from workflows import examples  # a packet file's check need not load them (nor copy)
+
+        data: Any = examples.incomplete_packet() if make_fixture else examples.valid_packet()
     else:
         try:
             data = read_packet(str(packet))

@@ -6,7 +6,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from workflows.secret_formats import MASK, decode, load_scanner
+from workflows.secret_formats import MASK, decode
+from workflows.secret_plugins import load_entropy
 
 # Random-looking but not secret; masked before the entropy rule runs.
 _NOT_SECRET = re.compile(
@@ -31,9 +32,9 @@ _NOT_SECRET = re.compile(
 
 def entropy_rule(text: str, found: dict[str, None], *, rescan: Callable[[str], list[str]]) -> str:
     """Mask each high-entropy value; base64 of text is judged by `rescan` on what it says."""
-    scanner = load_scanner()
+    scanner = load_entropy()
     text = _NOT_SECRET.sub(MASK, text)
-    for plugin, regex in scanner.entropy_plugins:
+    for plugin, regex in scanner.plugins:
         for match in regex.finditer(text):
             value = match.group()
             if not _is_random(value, plugin, scanner.is_sequential):

@@ -6,15 +6,20 @@ import base64
 import binascii
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
-from functools import cache
-from typing import Any
+from functools import cache, partial
+
+from workflows.secret_plugins import is_jwt, may_match, plugin_modules, regex_plugins
 
 # --- shared by every rule: the mask, placeholders, base64 text -----------------------------
 
 # Stands in for a value once found, so later rules neither report it twice nor read the next
 # word as its value; no rule's character class contains it.
 MASK = "\x00"
+
+
+def lazy(pattern: str, flags: int = 0) -> Callable[[], re.Pattern[str]]:
+    """The pattern, compiled on the first call: `escalate check` pays only for what it runs."""
+    return cache(partial(re.compile, pattern, flags))
 
 
 def mask(text: str, value: str) -> str:
@@ -25,7 +30,7 @@ def mask(text: str, value: str) -> str:
 # Placeholders are not secrets: masked (***, xxx), templated (<pw>, ${X}, $X, {{ x }}, %(x)s),
 # redacted, and documentation stand-ins. Well-known defaults ("changeme") count as stand-ins:
 # they leak nothing, and refusing them would teach people to dodge the check.
-_PLACEHOLDER = re.compile(
+_PLACEHOLDER = lazy(
     r"""[*x•#.]{3,}|<[^<>]*>|\$\{[^}]*\}|\$\(.*\)|\$\w+|\{\{.*\}\}|\{[\w.\s]*\}|%\(\w+\)s|%s
     |[(\[]?(?:redacted|hidden|masked|filtered|removed|omitted|secret|password|changeme
     |example|placeholder|dummy|none|null|nil|undefined|empty|unset|your[_\-]?\w*)[)\]]?""",
@@ -35,7 +40,7 @@ _PLACEHOLDER = re.compile(
 
 def is_placeholder(value: str) -> bool:
     """Whether a value is a stand-in (***, <pw>, ${X}, changeme...) rather than a secret."""
-    return _PLACEHOLDER.fullmatch(value.strip("\"'`")) is not None
+    return _PLACEHOLDER().fullmatch(value.strip("\"'`")) is not None
 
 
 def decode(value: str) -> str:
@@ -49,109 +54,18 @@ def decode(value: str) -> str:
 
 # --- provider formats: detect-secrets' plugins, then the formats it does not know -------------
 
-# detect-secrets' names for its regex plugins -> ours (a plugin not listed keeps its own name).
-# Not used: its IP plugin (an IP is not a credential), its keyword plugin (tuned for quoted code
-# assignments; ours reads prose) and its JWT regex (quadratic on "eyJeyJ..."; its check is kept).
-_KINDS = {
-    "AWS Access Key": "AWS access key",
-    "Azure Storage Account access key": "Azure storage key",
-    "Basic Auth Credentials": "URL credentials",
-    "GitHub Token": "GitHub token",
-    "GitLab Token": "GitLab token",
-    "Mailchimp Access Key": "Mailchimp key",
-    "NPM tokens": "npm token",
-    "OpenAI Token": "OpenAI API key",
-    "Private Key": "private key",
-    "SendGrid API Key": "SendGrid API key",
-    "Slack Token": "Slack token",
-    "Stripe Access Key": "Stripe key",
-    "Twilio API Key": "Twilio API key",
-    "PyPI Token": "PyPI token",
-    "Discord Bot Token": "Discord bot token",
-    "Telegram Bot Token": "Telegram bot token",
-}
-_UNUSED = {"Public IP (ipv4)", "Secret Keyword", "JSON Web Token"}
-# The modules of the unused IP and keyword plugins are not even imported: the keyword one's
-# regexes alone were a sixth of `escalate check`'s start. (The JWT module holds its check.)
-_UNUSED_MODULES = {"ip_public", "keyword"}
-# These regexes backtrack quadratically on long runs ("sk-sk-sk-...", many "//" on one line) but
-# each needs a literal: skipping them when it is absent finds the same, in bounded time.
-_PLUGIN_NEEDS = {"NPM tokens": "_authToken", "OpenAI Token": "T3BlbkFJ"}
-
-
-@dataclass(frozen=True)
-class Scanner:
-    """The detect-secrets pieces we use, loaded once."""
-
-    plugins: list[tuple[str, str, Any]]  # (needed literal, our kind, RegexBasedDetector)
-    entropy_plugins: list[tuple[Any, re.Pattern[str]]]  # Base64/Hex plugin, its unquoted regex
-    is_sequential: Callable[[str], bool]
-    is_jwt: Callable[[str], bool]
-
-
-@cache
-def load_scanner() -> Scanner:
-    """The detect-secrets pieces, loaded on the first call and kept."""
-    # Loaded on first scan, not with this module: detect-secrets imports requests (~100 ms).
-    from detect_secrets.filters.heuristic import is_sequential_string
-    from detect_secrets.plugins.base import RegexBasedDetector
-    from detect_secrets.plugins.high_entropy_strings import HighEntropyStringsPlugin
-    from detect_secrets.plugins.jwt import JwtTokenDetector
-
-    classes = _plugin_classes()
-    plugins = [
-        (_PLUGIN_NEEDS.get(name, ""), _KINDS.get(name, name), cls())
-        for name, cls in classes.items()
-        if issubclass(cls, RegexBasedDetector) and name not in _UNUSED
-    ]
-
-    # Each entropy plugin with its own unquoted regex (non_quoted_string_regex) but not its
-    # eager mode, which drops the entropy limit and flags every word.
-    entropy = [
-        (plugin, re.compile(f"[{re.escape(plugin.charset)}]+"))
-        for plugin in (cls() for cls in classes.values())
-        if isinstance(plugin, HighEntropyStringsPlugin)
-    ]
-    return Scanner(plugins, entropy, is_sequential_string, JwtTokenDetector.is_formally_valid)
-
-
-def _plugin_classes() -> dict[str, Any]:
-    """detect-secrets' built-in plugin classes by secret type, in its own (module, name) order."""
-    import importlib
-    import inspect
-    import pkgutil
-
-    from detect_secrets import plugins as package
-    from detect_secrets.plugins.base import BasePlugin
-
-    classes: dict[str, Any] = {}
-    for found in pkgutil.iter_modules(package.__path__):
-        if found.name in _UNUSED_MODULES:
-            continue
-        module = importlib.import_module(f"{package.__name__}.{found.name}")
-        for name in dir(module):
-            value = getattr(module, name)
-            if (
-                not name.startswith("_")
-                and inspect.isclass(value)
-                and issubclass(value, BasePlugin)
-                and not inspect.isabstract(value)
-            ):
-                plugin: Any = value  # secret_type: a property on instances, text on classes
-                classes[plugin.secret_type] = plugin
-    return classes
-
 
 def plugin_rule(text: str, found: dict[str, None]) -> str:
     """What detect-secrets' regex plugins find (placeholder URL passwords aside)."""
-    for needed, kind, plugin in load_scanner().plugins:
-        if needed not in text:
+    for module in plugin_modules():
+        if not may_match(module, text):  # the module is not even loaded: see NEEDS
             continue
-        for value in plugin.analyze_string(text):
-            if kind == "URL credentials" and is_placeholder(value):
-                continue
-            found["Slack webhook" if value.startswith("https://hooks.slack") else kind] = None
-            text = mask(text, value)
+        for kind, plugin in regex_plugins(module):
+            for value in plugin.analyze_string(text):
+                if kind == "URL credentials" and is_placeholder(value):
+                    continue
+                found["Slack webhook" if value.startswith("https://hooks.slack") else kind] = None
+                text = mask(text, value)
     return text
 
 
@@ -176,14 +90,16 @@ _PROVIDERS = [
 ]
 _PROVIDER_RES = [(k, re.compile(r"(?<![A-Za-z0-9_\-])(?:" + p + ")")) for k, p in _PROVIDERS]
 # The whole PEM block, body included, so its base64 is not reported again as high entropy.
-_PRIVATE_KEY = re.compile(
+_PRIVATE_KEY = lazy(
     r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----(?:.*?-----END[^-]*-----)?", re.S
 )
 
 
 def private_key_rule(text: str, found: dict[str, None]) -> str:
     """Private key PEM blocks, masked whole."""
-    for match in _PRIVATE_KEY.finditer(text):
+    if "-----BEGIN " not in text:  # what the pattern starts with: most text need not compile it
+        return text
+    for match in _PRIVATE_KEY().finditer(text):
         found["private key"] = None
         text = text.replace(match.group(), MASK)
     return text
@@ -193,7 +109,7 @@ def provider_rule(text: str, found: dict[str, None]) -> str:
     """Provider token formats detect-secrets does not know (JWTs only when well formed)."""
     for kind, regex in _PROVIDER_RES:
         for match in regex.finditer(text):
-            if kind == "JSON Web Token" and not load_scanner().is_jwt(match.group()):
+            if kind == "JSON Web Token" and not is_jwt(match.group()):
                 continue
             found[kind] = None
             text = mask(text, match.group())
@@ -202,14 +118,16 @@ def provider_rule(text: str, found: dict[str, None]) -> str:
 
 # Any scheme (postgres, mysql, redis, amqp, mongodb+srv, https...) with user:password@host;
 # the password runs to the last "@" of the authority, so "p@ss" inside it is kept whole.
-_URL_CREDENTIALS = re.compile(
+_URL_CREDENTIALS = lazy(
     r"(?<![A-Za-z0-9+.\-])[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/?#@\x00]*:([^\s/?#\x00]+)@"
 )
 
 
 def url_rule(text: str, found: dict[str, None]) -> str:
     """Passwords in URLs (scheme://user:password@host) that are not placeholders."""
-    for match in _URL_CREDENTIALS.finditer(text):
+    if "://" not in text:
+        return text
+    for match in _URL_CREDENTIALS().finditer(text):
         if not is_placeholder(match.group(1)):
             found["URL credentials"] = None
             text = text.replace(match.group(1), MASK)

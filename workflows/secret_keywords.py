@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from workflows.secret_formats import MASK, decode, is_placeholder
+from workflows.secret_formats import MASK, decode, is_placeholder, lazy
 
 # A keyword alone is prose ("the token expired", "password reset is broken"); it is a secret
 # only with a value that looks like one. Two strengths of evidence:
@@ -17,8 +17,11 @@ from workflows.secret_formats import MASK, decode, is_placeholder
 # never refusing "the password is incorrect".
 _KEY_WORDS = r"""(?:(?<![A-Za-z0-9])(?:pass|pwd)|password|passwd|passphrase|(?<!page[_-])token
     |secret(?:[_-]?(?:access[_-]?)?key(?:[_-]base)?)?|api[_-]?key|private[_-]?key|access[_-]?key)"""
-KEY_NAME = re.compile(r"[\w.\-]*" + _KEY_WORDS, re.I | re.X)
-_KEYWORD = re.compile(
+# Every keyword above holds one of these, in any case: text without one need not compile the
+# patterns built on them (same flag, so a letter matches as there: ſ for s, K for k).
+_KEY_HINT = re.compile("pass|pwd|token|secret|key", re.I)
+_KEY_NAME = lazy(r"[\w.\-]*" + _KEY_WORDS, re.I | re.X)
+_KEYWORD = lazy(
     _KEY_WORDS
     + r"""(?![A-Za-z0-9])["'`]?
     (?:(?:\s+for\s+(?:[\w@.\-]+\s+){0,3}?[\w@.\-]+)?  # "password for the staging DB is ..."
@@ -64,7 +67,7 @@ _STOP_WORDS = frozenset(
         "true",
     }
 )
-_TECH_TERM = re.compile(
+_TECH_TERM = lazy(
     r"(?:sha|md|aes|rsa|hs|rs|es|ps|ed|x|utf|base|argon|pbkdf|oauth|http|tls|ssl|v|k|i)\d+"
     r"(?:[a-z]{1,2}\d*)?|"
     # and words, numbers, "12chars", "15m", spelled as words are: not "aLRirxzoRDz", "8jaLRirx"
@@ -72,22 +75,28 @@ _TECH_TERM = re.compile(
     re.I,
 )
 # curl -u user:password, and "Authorization: Basic base64(user:password)".
-_USER_OPTION = re.compile(r"(?<!\S)(?:-u|--user)[\s=]+[^\s:\x00]+:([^\s\x00]+)")
-_BASIC_AUTH = re.compile(r"(?<![A-Za-z0-9])[Bb]asic\s+([A-Za-z0-9+/]{8,}={0,2})(?![\w+/=])")
+_USER_OPTION = lazy(r"(?<!\S)(?:-u|--user)[\s=]+[^\s:\x00]+:([^\s\x00]+)")
+_BASIC_AUTH = lazy(r"(?<![A-Za-z0-9])[Bb]asic\s+([A-Za-z0-9+/]{8,}={0,2})(?![\w+/=])")
+
+
+def names_a_secret(key: str) -> bool:
+    """Whether a key names a secret ("db_password", "API-Key"): its value is read with it."""
+    return _KEY_HINT.search(key) is not None and _KEY_NAME().fullmatch(key) is not None
 
 
 def keyword_rule(text: str, found: dict[str, None]) -> str:
     """Credentials after -u/--user, in Basic auth headers, and after a keyword (see above)."""
-    for match in _USER_OPTION.finditer(text):
+    # Each pattern is run only on text holding what it must match ("-u", "asic", a keyword).
+    for match in _USER_OPTION().finditer(text) if "-u" in text else ():
         if _looks_like_credential(match.group(1), loose=True):
             found["password"] = None
             text = text.replace(match.group(1), MASK)
-    for match in _BASIC_AUTH.finditer(text):
+    for match in _BASIC_AUTH().finditer(text) if "asic" in text else ():
         _, colon, password = decode(match.group(1)).partition(":")
         if colon and password and not is_placeholder(password):
             found["basic auth credentials"] = None
             text = text.replace(match.group(1), MASK)
-    for match in _KEYWORD.finditer(text):
+    for match in _KEYWORD().finditer(text) if _KEY_HINT.search(text) else ():
         keyword = match.group()[: match.start("value") - match.start()].lower()
         is_password = "pass" in keyword or "pwd" in keyword
         quoted = match.group("value")[0] in "\"'`"
@@ -109,7 +118,7 @@ def _looks_like_credential(value: str, *, loose: bool) -> bool:
         return False  # where the secret lives, not the secret
     if loose or (len(value) >= 16 and value.isalnum()):
         return True
-    if all(_TECH_TERM.fullmatch(part) for part in re.split(r"[\s\-_./:]+", value) if part):
+    if all(_TECH_TERM().fullmatch(part) for part in re.split(r"[\s\-_./:]+", value) if part):
         return False
     lower, upper = any(c.islower() for c in value), any(c.isupper() for c in value[1:])
     digit = any(c.isdigit() for c in value)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from workflows.secret_entropy import entropy_rule
 from workflows.secret_formats import plugin_rule, private_key_rule, provider_rule, url_rule
-from workflows.secret_keywords import KEY_NAME, keyword_rule
+from workflows.secret_keywords import keyword_rule, names_a_secret
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ def _walk(value: object, path: str) -> Iterator[tuple[str, list[str]]]:
             name = f"<key {index}>" if key_kinds else str(key)
             child = f"{path}.{name}" if path else name
             yield child, key_kinds
-            if isinstance(item, str | int | float) and KEY_NAME.fullmatch(str(key)):
+            if isinstance(item, str | int | float) and names_a_secret(str(key)):
                 # {"db_password": "hunter2"}: the key names the value; read them as one assignment.
                 yield child, scan_text(f"{key}={item}")
             yield from _walk(item, child)

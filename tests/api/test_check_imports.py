@@ -95,7 +95,11 @@ def test_given_a_check_when_it_exits_then_no_heavy_package_was_imported(
     code, modules = loaded_by_check(tmp_path, *args)
     # Then: it checked (the secret was found), and nothing heavy came in to do it
     assert code == (0 if kind == "valid file" else 1)
-    assert "detect_secrets" in modules  # the scan ran, so the test is not vacuous
+    # the scan ran, so the test is not vacuous (its package is a stand-in: its plugins load)
+    assert "detect_secrets.plugins.base" in modules
+    assert "detect_secrets.core.secrets_collection" not in modules  # the file scanner did not
+    # and a plugin's module loaded only for text that could hold its secret
+    assert ("detect_secrets.plugins.aws" in modules) == (kind == "secret in a file")
     heavy = sorted(m for m in modules if m.split(".")[0] in HEAVY)
     assert heavy == []
     assert "pydantic_core._pydantic_core" in modules  # the packet's schema ran...
@@ -108,12 +112,24 @@ def test_given_a_deferred_module_when_used_then_it_is_the_real_one(tmp_path: Pat
         "import sys; from api.check_imports import defer_unused_imports; defer_unused_imports();"
         "import subprocess, hashlib;"
         "print(subprocess.run(['true']).returncode, hashlib.sha256(b'x').hexdigest()[:8],"
-        " type(sys.modules['subprocess']).__name__)"
+        " type(sys.modules['subprocess']).__name__);"
+        "from workflows.secrets import scan_text; scan_text('AKIAQ7ZK2M4N6P8R3T5V');"
+        "from detect_secrets import SecretsCollection;"
+        "from detect_secrets.filters import gibberish;"
+        "c = SecretsCollection(); c.scan_file('/dev/null');"
+        "print(type(sys.modules['detect_secrets']).__name__, len(c.files), gibberish.__name__)"
     )
     # When
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     # Then
-    assert done.stdout.split() == ["0", "2d711642", "module"]
+    assert done.stdout.split() == [
+        "0",
+        "2d711642",
+        "module",
+        "module",
+        "0",
+        "detect_secrets.filters.gibberish",
+    ]
 
 
 def test_given_the_stand_ins_when_pydantic_is_imported_then_it_works_whole() -> None:

@@ -273,3 +273,21 @@ def test_worked_examples_are_clean() -> None:
 def test_non_text_values_are_ignored() -> None:
     # Given numbers, booleans and None / Then there is nothing to find
     assert find_secrets({"count": 3, "ok": True, "none": None, "ratio": 0.5}) == []
+
+
+@pytest.mark.parametrize(
+    ("value", "kind"),
+    [
+        # Letters re.IGNORECASE matches but str.lower() does not fold to the keyword's (long s
+        # for s, Kelvin sign for k): the keyword patterns run only on text with a keyword, and
+        # must still see these.
+        ({"trigger_detail": "the pa\u017f\u017fword is hunter22x"}, "secret"),
+        ({"trigger_detail": "api_\u212aey=Zx8Kq3pL0mN7vB2c"}, "API key"),
+        ({"extra": {"db_pa\u017f\u017fword": "hunter22x"}}, "secret"),
+    ],
+)
+def test_keyword_spelled_with_a_case_folding_letter_is_still_read(
+    value: dict[str, object], kind: str
+) -> None:
+    # When searched / Then found, as the keyword patterns alone found it
+    assert [finding.kind for finding in find_secrets(value)] == [kind]
