@@ -10,6 +10,7 @@ from urllib.parse import urlencode
 
 from models.store import as_utc, case_of, design_of
 from models.tables import Decision, Escalation, Event
+from workers.answers import reply_context
 from workflows.advisory import advisory
 from workflows.case import Option
 from workflows.console import (
@@ -22,8 +23,7 @@ from workflows.console import (
 )
 from workflows.design import Design
 from workflows.errors import DesignError
-from workflows.judgement import PipelineFacts, ReplyContext, destructive_labels
-from workflows.pipeline import Counters
+from workflows.judgement import destructive_labels
 from workflows.routing import route_facts
 from workflows.states import OPEN_FOR_DECISION, TERMINAL, State
 
@@ -56,28 +56,6 @@ def recommendation(row: Escalation) -> str | None:
     if isinstance(stored, Mapping) and "recommended_action" in stored:
         return advisory(case_of(row))["recommended_action"]
     return None
-
-
-def reply_context(row: Escalation, design: Design) -> ReplyContext:
-    """The case as the reply grammar reads it (the caps as accepted at opening)."""
-    pipeline = None
-    if row.pipeline:
-        pipeline = PipelineFacts(
-            phase=str(row.pipeline.get("phase", "")),
-            accepted=tuple(row.pipeline.get("accepted", [])),
-            offered=tuple(row.pipeline.get("offered", [])),
-            counters=Counters(),
-        )
-    return ReplyContext(
-        case_id=row.id,
-        state=State(row.state),
-        options=tuple(case_of(row).options),
-        severity=row.severity,
-        trigger_type=row.trigger_type,
-        owner=row.owner,
-        design=design,
-        pipeline=pipeline,
-    )
 
 
 def deadline_of(row: Escalation, design: Design) -> tuple[str, datetime | None]:

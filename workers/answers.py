@@ -27,6 +27,7 @@ from workers.answering import case_token, token_hash
 from workers.pipelines import counted, save_counters
 from workers.runtime import Runtime
 from workers.stage_runs import nudge
+from workflows.design import Design
 from workflows.errors import InvalidInput, NotFound
 from workflows.identities import Responder
 from workflows.judgement import (
@@ -42,6 +43,7 @@ from workflows.judgement import (
     withheld_marker,
 )
 from workflows.limits import reply_refusals
+from workflows.pipeline import Counters
 from workflows.replies import GRAMMAR_VERSION
 from workflows.secrets import scan_text
 from workflows.stage_results import Stage
@@ -140,16 +142,32 @@ def answer(
 
 def _context(session: Session, row: Escalation, *, now: datetime) -> ReplyContext:
     """The locked case as the judge reads it; a pipeline's phase is locked too."""
-    prior = decision_of(session, row.id)
-    pipeline = None
+    counters = None
     if row.pipeline:
         facts = row.pipeline
-        phase = lock_pipeline_phase(session, facts["pipeline_id"], facts["phase"], now=now)
+        counters = counted(
+            lock_pipeline_phase(session, facts["pipeline_id"], facts["phase"], now=now)
+        )
+    prior = _prior(decision_of(session, row.id))
+    return reply_context(row, design_of(row), prior=prior, counters=counters)
+
+
+def reply_context(
+    row: Escalation,
+    design: Design,
+    *,
+    prior: PriorDecision | None = None,
+    counters: Counters | None = None,
+) -> ReplyContext:
+    """The case as the reply judge reads it; a pipeline's caps are `counters` as locked now,
+    or as accepted at opening when not given."""
+    pipeline = None
+    if row.pipeline:
         pipeline = PipelineFacts(
-            phase=facts["phase"],
-            accepted=tuple(facts.get("accepted", [])),
-            offered=tuple(facts.get("offered", [])),
-            counters=counted(phase),
+            phase=str(row.pipeline.get("phase", "")),
+            accepted=tuple(row.pipeline.get("accepted", [])),
+            offered=tuple(row.pipeline.get("offered", [])),
+            counters=counters or Counters(),
         )
     return ReplyContext(
         case_id=row.id,
@@ -158,8 +176,8 @@ def _context(session: Session, row: Escalation, *, now: datetime) -> ReplyContex
         severity=row.severity,
         trigger_type=row.trigger_type,
         owner=row.owner,
-        design=design_of(row),
-        prior=_prior(prior),
+        design=design,
+        prior=prior,
         pipeline=pipeline,
     )
 

@@ -15,7 +15,7 @@ from sqlalchemy import false
 from sqlmodel import Session as DbSession
 from sqlmodel import col, select
 
-from api.console_cards import Answerable, card, deadline_of, reply_context, timed
+from api.console_cards import Answerable, card, deadline_of, timed
 from api.deps import (
     DashboardAction,
     DashboardSession,
@@ -31,7 +31,7 @@ from api.sessions import COOKIE, SESSION_AGE
 from models.store import as_utc, decision_of, design_of
 from models.tables import Decision, Escalation, Event, Reply
 from workers.acknowledgements import acknowledge
-from workers.answers import answer
+from workers.answers import answer, reply_context
 from workers.extensions import extend_deadline
 from workers.reassignment import reassign
 from workers.recovery import retry
