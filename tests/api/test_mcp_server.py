@@ -18,6 +18,7 @@ from mcp import Client, StdioServerParameters
 from tests.api.test_claude_hook import gated_design
 from tests.api.test_serve import ESCALATE, Server, free_port, wait_for
 from tests.api.test_shell_loop import agent_env
+from tests.support.processes import stop
 from tests.support.waiting import wait_until
 from workflows.examples import incomplete_packet, valid_packet
 
@@ -166,5 +167,4 @@ def test_streamable_http_serves_the_same_tools() -> None:
         # When an HTTP client checks a packet, then it gets the §1 verdict
         assert asyncio.run(run())["verdict"] == "PASS"
     finally:
-        process.terminate()
-        process.wait(timeout=10)
+        stop(process, grace=10)

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 import shutil
-import signal
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from tests.support.agent_venv import clean_env
+from tests.support.processes import stop
 
 AGENT_SIDE = Path(__file__).resolve().parent / "agent_side.py"
 WAKE_TASK = "chaos.wake"
@@ -42,12 +42,7 @@ class Agent:
         return (self.folder / "agent.log").read_text(errors="replace")
 
     def stop(self) -> None:
-        self.process.send_signal(signal.SIGTERM)
-        try:
-            self.process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        stop(self.process)
 
 
 def start_agent(python: Path, folder: Path, *, broker_url: str) -> Agent:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import signal
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,6 +14,7 @@ import pytest
 
 from models.settings import Settings
 from tests.support.agent_venv import clean_env
+from tests.support.processes import stop
 from tests.support.waiting import wait_until
 from tests.workers.conftest import Harness
 from workers.answers import answer
@@ -62,12 +62,7 @@ def client_worker(
             stderr=subprocess.STDOUT,
         )
     yield worker
-    worker.send_signal(signal.SIGTERM)
-    try:
-        worker.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        worker.kill()
-        worker.wait()
+    stop(worker, grace=0)  # the test has read its wakes
 
 
 def test_the_readme_shows_the_example_as_it_is() -> None:

@@ -18,6 +18,7 @@ from models.db import make_engine
 from models.migrate import upgrade
 from models.settings import Settings
 from models.tables import Escalation
+from tests.support.processes import stop
 from tests.support.sink import HttpSink
 from tests.support.waiting import wait_until
 from tests.workers.conftest import Harness
@@ -153,12 +154,7 @@ def prefork_worker(settings: Settings) -> Iterator[subprocess.Popen[bytes]]:
         cwd=Path(__file__).resolve().parents[2],
     )
     yield worker
-    worker.send_signal(signal.SIGTERM)
-    try:
-        worker.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        worker.kill()
-        worker.wait()
+    stop(worker)
 
 
 # Prefork workers are the production shape, on Redis. The embedded folder broker is run by

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import secrets
-import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -20,6 +19,7 @@ from models.migrate import upgrade
 from models.settings import Settings
 from models.tables import Escalation, Event
 from tests.support.postgres_server import PostgresServer, own_postgres
+from tests.support.processes import stop
 from tests.support.services import REDIS, require
 from tests.support.sink import HttpSink
 from tests.support.waiting import wait_until
@@ -93,12 +93,7 @@ def service_worker(outage_settings: Settings, tmp_path: Path) -> Iterator[Path]:
             stderr=subprocess.STDOUT,
         )
     yield log
-    worker.send_signal(signal.SIGTERM)
-    try:
-        worker.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        worker.kill()
-        worker.wait()
+    stop(worker, grace=30)
 
 
 def raise_by_name(client: Celery, queue: str, packet_id: str) -> None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import secrets
 import shutil
-import signal
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,6 +16,7 @@ from fastapi.testclient import TestClient
 
 from models.settings import Settings
 from tests.support.agent_venv import clean_env
+from tests.support.processes import stop
 from tests.support.waiting import wait_until
 from tests.workers.conftest import Harness
 from workflows.examples import valid_packet
@@ -88,12 +88,7 @@ def kandev_worker(
             stderr=subprocess.STDOUT,
         )
     yield queue, seen
-    worker.send_signal(signal.SIGTERM)
-    try:
-        worker.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        worker.kill()
-        worker.wait()
+    stop(worker, grace=0)  # the test has read what it saw
 
 
 def raise_decision_needed(api: TestClient, question: str, point: str) -> str:
