@@ -182,12 +182,7 @@ def record(
         "extra_behavior": "forbid",
         "metadata": {"pydantic_js_updates": shown},
     }
-    schema: CoreSchema = {
-        "type": "function-before",
-        "function": {"type": "no-info", "function": check},
-        "schema": record,  # type: ignore[typeddict-item]
-    }
-    return schema
+    return _checked_first(check, record)
 
 
 def list_of(
@@ -203,9 +198,17 @@ def list_of(
         return value
 
     updates = {"pydantic_js_updates": dict(documented)} if documented else {}
-    schema: CoreSchema = {
+    return _checked_first(
+        check, {"type": "list", "items_schema": items, "strict": True, "metadata": updates}
+    )
+
+
+def _checked_first(check: Callable[[Any], Any], schema: Mapping[str, Any]) -> CoreSchema:
+    """`schema`, with `check` run before it: a value of the wrong kind is one refusal in the
+    SPEC's words, not pydantic's error per field."""
+    checked: CoreSchema = {
         "type": "function-before",
         "function": {"type": "no-info", "function": check},
-        "schema": {"type": "list", "items_schema": items, "strict": True, "metadata": updates},
+        "schema": schema,  # type: ignore[typeddict-item]
     }
-    return schema
+    return checked

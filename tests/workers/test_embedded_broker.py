@@ -155,11 +155,9 @@ def test_a_message_still_being_written_wakes_nobody(tmp_path: Path) -> None:
         arrivals.close()
 
 
-@needs_inotify
-def test_a_drain_takes_a_message_published_while_it_waits_without_polling(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # Given a consumer draining an empty queue whose poll is an hour apart
+@pytest.fixture
+def watched_waits(monkeypatch: pytest.MonkeyPatch) -> tuple[threading.Event, list[bool]]:
+    """Set once a consumer starts waiting; each wait's result (True: woken, not run out)."""
     waiting, woken = threading.Event(), []
     real_wait = Arrivals.wait
 
@@ -169,6 +167,15 @@ def test_a_drain_takes_a_message_published_while_it_waits_without_polling(
         return woken[-1]
 
     monkeypatch.setattr(Arrivals, "wait", watched)
+    return waiting, woken
+
+
+@needs_inotify
+def test_a_drain_takes_a_message_published_while_it_waits_without_polling(
+    tmp_path: Path, watched_waits: tuple[threading.Event, list[bool]]
+) -> None:
+    # Given a consumer draining an empty queue whose poll is an hour apart
+    waiting, woken = watched_waits
     got: list[Any] = []
     options = _options(tmp_path, polling_interval=3600)
     with (
@@ -195,18 +202,10 @@ def test_a_drain_takes_a_message_published_while_it_waits_without_polling(
 
 @needs_inotify
 def test_a_drain_with_its_prefetch_full_takes_the_next_message_once_one_is_acked(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, watched_waits: tuple[threading.Event, list[bool]]
 ) -> None:
     # Given a consumer allowed one unacked message, holding one, and a second one queued
-    waiting, woken = threading.Event(), []
-    real_wait = Arrivals.wait
-
-    def watched(self: Arrivals, seconds: float) -> bool:
-        waiting.set()
-        woken.append(real_wait(self, seconds))
-        return woken[-1]
-
-    monkeypatch.setattr(Arrivals, "wait", watched)
+    waiting, woken = watched_waits
     got: list[Any] = []
     options = _options(tmp_path, polling_interval=3600)
     with Connection("filesystem://", transport=Transport, transport_options=options) as conn:
