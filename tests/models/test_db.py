@@ -5,6 +5,7 @@ from __future__ import annotations
 import socket
 from pathlib import Path
 
+import psycopg
 import pytest
 from sqlalchemy import text
 from sqlalchemy.exc import IntegrityError
@@ -13,6 +14,8 @@ from models.db import make_engine, transaction
 from models.migrate import upgrade
 from models.settings import Settings
 from models.tables import Escalation
+from tests.support.services import fresh_postgres_database
+from tests.support.waiting import wait_until
 from workflows.errors import RetryableError, StoreUnavailable
 from workflows.states import State
 
@@ -48,3 +51,25 @@ def test_a_statement_the_database_refuses_is_not_store_unavailable(tmp_path: Pat
         session.flush()
         session.add(Escalation(id="y", state=State.RECEIVED, **row))
     engine.dispose()
+
+
+def test_a_pooled_connection_the_server_closed_is_replaced(tmp_path: Path) -> None:
+    # Given a PostgreSQL engine whose one pooled connection the server then terminates
+    # (as a restart does), with no round trip before each transaction to notice it
+    with fresh_postgres_database() as url:
+        engine = make_engine(Settings(home=tmp_path, database_url=url))
+        with transaction(engine) as session:
+            pid = session.execute(text("SELECT pg_backend_pid()")).scalar_one()
+        with psycopg.connect(url.replace("+psycopg", ""), autocommit=True) as admin:
+            admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+            wait_until(lambda: _gone(admin, pid), timeout=30, what="the backend to end")
+        # When the next transaction runs / Then it gets a new connection and works
+        with transaction(engine) as session:
+            again = session.execute(text("SELECT pg_backend_pid()")).scalar_one()
+        assert again != pid
+        engine.dispose()
+
+
+def _gone(admin: psycopg.Connection, pid: int) -> bool:
+    found = admin.execute("SELECT 1 FROM pg_stat_activity WHERE pid = %s", (pid,)).fetchone()
+    return found is None
