@@ -73,3 +73,29 @@ def test_a_pooled_connection_the_server_closed_is_replaced(tmp_path: Path) -> No
 def _gone(admin: psycopg.Connection, pid: int) -> bool:
     found = admin.execute("SELECT 1 FROM pg_stat_activity WHERE pid = %s", (pid,)).fetchone()
     return found is None
+
+
+@pytest.mark.parametrize("bookkeeping", [False, True])
+def test_postgresql_transactions_commit_roll_back_and_wait_for_the_disk_unless_bookkeeping(
+    tmp_path: Path, bookkeeping: bool
+) -> None:
+    # Given a PostgreSQL engine made by make_engine
+    with fresh_postgres_database() as url:
+        engine = make_engine(Settings(home=tmp_path, database_url=url))
+        with transaction(engine) as session:
+            session.execute(text("CREATE TABLE kept (x int)"))
+        # When one transaction commits and another fails
+        with transaction(engine, bookkeeping=bookkeeping) as session:
+            setting = session.execute(text("SHOW synchronous_commit")).scalar_one()
+            session.execute(text("INSERT INTO kept VALUES (1)"))
+        with pytest.raises(ZeroDivisionError), transaction(engine, bookkeeping=bookkeeping) as s:
+            s.execute(text("INSERT INTO kept VALUES (2)"))
+            raise ZeroDivisionError
+        # Then only the first is stored, as another connection sees it, and only bookkeeping
+        # skipped the wait for the disk, for its own transaction alone
+        with psycopg.connect(url.replace("+psycopg", "")) as other:
+            assert other.execute("SELECT x FROM kept").fetchall() == [(1,)]
+        assert setting == ("off" if bookkeeping else "on")
+        with transaction(engine) as session:
+            assert session.execute(text("SHOW synchronous_commit")).scalar_one() == "on"
+        engine.dispose()
