@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 
 from celery import Celery
-from sqlmodel import Session
+from sqlmodel import Session, col, update
 
 from models.db import transaction
 from models.store import add_event, apply_result, lock_escalation
@@ -39,11 +39,16 @@ def begin_attempt(runtime: Runtime, escalation_id: str, expected: State) -> Esca
     Returns the case as it was read (so a stage need not read it again), or None: no effect."""
     now = datetime.now(UTC)
     with transaction(runtime.engine, bookkeeping=True) as session:
-        row = lock_escalation(session, escalation_id)
-        if row is None or row.state != expected:
+        # One statement counts, locks and reads: the case comes back only if still `expected`.
+        counted = (
+            update(Escalation)
+            .where(col(Escalation.id) == escalation_id, col(Escalation.state) == expected)
+            .values(attempts=col(Escalation.attempts) + 1, updated_at=now)
+            .returning(Escalation)
+        )
+        row = session.scalars(counted, execution_options={"synchronize_session": False}).first()
+        if row is None:
             return None  # already done by an earlier run of this message: no effect
-        row.attempts += 1
-        row.updated_at = now
         if row.attempts > runtime.settings.max_stage_attempts:
             row.state = check_transition(expected, State.DEAD_LETTER)
             row.next_action_at = None
@@ -61,7 +66,6 @@ def begin_attempt(runtime: Runtime, escalation_id: str, expected: State) -> Esca
                 expected.value,
             )
             return None
-        session.add(row)
         return row
 
 
