@@ -20,8 +20,9 @@ from workflows.states import State, check_transition
 log = logging.getLogger(__name__)
 
 Decide = Callable[[Session, Escalation, datetime], StageResult | None]
-# Runs a stage here and now instead of sending it to the broker (see `finish`).
-Inline = Callable[[Celery, Runtime, str], None]
+# Takes the next stage's work in the stage's own transaction (the case row as just
+# written) and returns what runs it here once that commits, instead of the broker (`finish`).
+Inline = Callable[[Session, Runtime, Escalation, datetime], Callable[[Celery], None]]
 
 
 def nudge(app: Celery, stage: Stage | None, escalation_id: str) -> None:
@@ -83,10 +84,12 @@ def finish(
 
     `repeatable`: a stage with no effect outside SQL, whose loss in a database crash only
     means it runs again; its commit does not wait for the disk (see `transaction`).
-    `inline`: next stages run in this task once the commit is done, saving a broker hop
-    (the outbox: half the reply → wake time on the folder broker); a crash in one is a
-    lost nudge, which the sweeper makes good."""
+    `inline`: next stages claimed in this transaction and run in this task once the commit
+    is done, saving a broker hop (the outbox: half the reply → wake time on the folder
+    broker) and the claim's own transaction; a crash before one runs leaves its claim to
+    expire, and the sweeper makes it good."""
     now = datetime.now(UTC)
+    run_here: Callable[[Celery], None] | None = None
     with transaction(runtime.engine, bookkeeping=repeatable) as session:
         row = lock_escalation(session, escalation_id)
         if row is None or row.state != expected:
@@ -95,8 +98,10 @@ def finish(
         if result is None:
             return
         apply_result(session, row, result, now=now)
-    run_here = (inline or {}).get(result.next_stage) if result.next_stage else None
+        take = (inline or {}).get(result.next_stage) if result.next_stage else None
+        if take is not None:
+            run_here = take(session, runtime, row, now)
     if run_here is not None:
-        run_here(app, runtime, escalation_id)
+        run_here(app)
     else:
         nudge(app, result.next_stage, escalation_id)

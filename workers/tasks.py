@@ -26,7 +26,7 @@ from models.store import (
 from models.tables import Delivery, Escalation
 from workers import blockers, names
 from workers.answering import case_token, token_hash
-from workers.delivery import deliver_due
+from workers.delivery import deliver_due, send_here
 from workers.intake import accept_when_stored, refuse_unadmitted
 from workers.per_channel import per_channel
 from workers.probes import read_fingerprint
@@ -46,7 +46,7 @@ from workflows.wake_acks import ResumedVia
 log = logging.getLogger(__name__)
 
 # A stage that writes outbox rows sends them in the same task (workers/stage_runs.finish).
-SEND_HERE = {Stage.DELIVER: deliver_due}
+SEND_HERE = {Stage.DELIVER: send_here}
 
 STAGE_OF_STATE: dict[State, Stage] = {
     State.RECEIVED: Stage.SNAPSHOT,
