@@ -35,6 +35,18 @@ def nudge(app: Celery, stage: Stage | None, escalation_id: str) -> None:
         log.exception("could not enqueue %s for %s; the sweeper will", stage, escalation_id)
 
 
+def run_after(stage: Callable[[Celery, Runtime, str], None]) -> Inline:
+    """A next stage run here once the commit is done; it takes nothing in the transaction."""
+
+    def take(
+        _session: Session, runtime: Runtime, row: Escalation, _now: datetime
+    ) -> Callable[[Celery], None]:
+        escalation_id = row.id
+        return lambda app: stage(app, runtime, escalation_id)
+
+    return take
+
+
 def begin_attempt(runtime: Runtime, escalation_id: str, expected: State) -> Escalation | None:
     """Count this attempt in its own commit; park the case in dead_letter when it keeps failing.
     Returns the case as it was read (so a stage need not read it again), or None: no effect."""
