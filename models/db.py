@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import select
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -35,6 +37,50 @@ def _tune_sqlite(engine: Engine) -> None:
         connection.exec_driver_sql("BEGIN IMMEDIATE")
 
 
+def _closed_by_server(dbapi_connection: Any) -> bool:
+    """An idle connection has nothing to read unless the server sent its goodbye (a restart,
+    pg_terminate_backend, an idle timeout) or closed the socket: a poll, no round trip."""
+    if getattr(dbapi_connection, "closed", False) or getattr(dbapi_connection, "broken", False):
+        return True
+    poller = select.poll()
+    poller.register(dbapi_connection.fileno(), select.POLLIN | select.POLLPRI)
+    return bool(poller.poll(0))
+
+
+def _replace_closed_connections(engine: Engine) -> None:
+    # Instead of pool_pre_ping, a SELECT 1 before every transaction (about 7 % of a worker's
+    # time, docs/PERFORMANCE.md). A checkout that raises DisconnectionError is discarded and
+    # retried with a new connection (SQLAlchemy's documented custom pessimistic check); a
+    # loss the poll cannot see invalidates the pool on its first error, as SQLAlchemy does.
+    @event.listens_for(engine, "checkout")
+    def on_checkout(dbapi_connection: Any, _record: Any, _proxy: Any) -> None:
+        if _closed_by_server(dbapi_connection):
+            raise sa_exc.DisconnectionError("the server closed this pooled connection")
+
+
+_BOOKKEEPING = "escalation_bookkeeping"  # an execution option: see `transaction`
+_one_trip: weakref.WeakSet[Engine] = weakref.WeakSet()  # engines whose BEGIN is ours
+
+
+def _begin_in_one_trip(engine: Engine) -> None:
+    # psycopg sends its own BEGIN, a round trip, and a bookkeeping transaction then needed a
+    # second one for its SET LOCAL (8 a case). In autocommit mode psycopg sends no BEGIN, so
+    # ours carries the setting; its commit() and rollback() still end what the server has
+    # open. (psycopg2's commit() would not: it only commits a BEGIN it sent itself.)
+    @event.listens_for(engine, "connect")
+    def on_connect(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.autocommit = True
+
+    @event.listens_for(engine, "begin")
+    def on_begin(connection: Any) -> None:
+        if connection.get_execution_options().get(_BOOKKEEPING):
+            connection.exec_driver_sql("BEGIN; SET LOCAL synchronous_commit = off")
+        else:
+            connection.exec_driver_sql("BEGIN")
+
+    _one_trip.add(engine)
+
+
 def make_engine(settings: Settings) -> Engine:
     """An engine for the configured database; SQLite files live under `settings.home`."""
     url = settings.resolved_database_url
@@ -46,7 +92,11 @@ def make_engine(settings: Settings) -> Engine:
             private_file(Path(engine.url.database))
         _tune_sqlite(engine)
         return engine
-    return create_engine(url, pool_pre_ping=True)
+    engine = create_engine(url)
+    _replace_closed_connections(engine)
+    if engine.dialect.driver == "psycopg":
+        _begin_in_one_trip(engine)
+    return engine
 
 
 def unavailable(error: BaseException) -> bool:
@@ -72,9 +122,11 @@ def transaction(engine: Engine, *, bookkeeping: bool = False) -> Iterator[Sessio
     lease, a step that is simply taken again), so on PostgreSQL its commit does not wait
     for the disk; it is visible at once, and the next commit that waits makes it durable
     too. Waiting on the disk was most of a case's time (docs/PERFORMANCE.md)."""
-    with Session(engine, expire_on_commit=False) as session:
+    one_trip = bookkeeping and engine in _one_trip
+    bind = engine.execution_options(**{_BOOKKEEPING: True}) if one_trip else engine
+    with Session(bind, expire_on_commit=False) as session:
         try:
-            if bookkeeping and engine.dialect.name == "postgresql":
+            if bookkeeping and not one_trip and engine.dialect.name == "postgresql":
                 session.execute(text("SET LOCAL synchronous_commit = off"))
             yield session
             session.commit()

@@ -81,36 +81,43 @@ def _claimable(now: datetime) -> Any:
     )
 
 
-def claim_due(runtime: Runtime, escalation_id: str, *, only: int | None = None) -> list[Claimed]:
-    """Claim every due outbox row of a case in one transaction (or just `only`); a page of a
-    case decided meanwhile is cancelled there instead, as nobody needs asking."""
+def claim_due(runtime: Runtime, escalation_id: str) -> list[Claimed]:
+    """Claim every due outbox row of a case in one transaction; a page of a case decided
+    meanwhile is cancelled there instead, as nobody needs asking."""
     now = datetime.now(UTC)
     # A lost lease leaves the row due: sent again at worst, never lost; so is a lost cancel.
     with transaction(runtime.engine, bookkeeping=True) as session:
         case_row = session.get(Escalation, escalation_id)
         if case_row is None:
             return []
-        statement = update(Delivery).where(
-            col(Delivery.escalation_id) == escalation_id, _claimable(now)
-        )
-        claimed = session.scalars(
-            statement.values(
-                state=DeliveryState.SENDING,
-                attempts=Delivery.attempts + 1,  # type: ignore[operator]
-                lease_until=now + _send_lease(runtime.settings),
-            ).returning(Delivery),
-            execution_options={"synchronize_session": False},
-        ).all()
-        decided = State(case_row.state) not in OPEN_FOR_DECISION
-        labels = tuple(option["label"] for option in case_row.options or [])
-        cited = _cited(session, case_row.cites_id) if claimed else None
-        kept = []
-        for row in sorted(claimed, key=lambda d: d.id or 0):
-            if decided and row.purpose in PAGES:
-                _cancel(session, case_row, row, now=now)
-            else:
-                kept.append(Claimed(row, labels, case_row.pipeline, cited))
-        return kept
+        return claim_in(session, runtime, case_row, now=now)
+
+
+def claim_in(
+    session: Session, runtime: Runtime, case_row: Escalation, *, now: datetime
+) -> list[Claimed]:
+    """claim_due's work in a transaction already open on the case (a stage's own, which
+    has just written the rows: claimed in its commit, they cost no transaction of their own)."""
+    statement = update(Delivery).where(col(Delivery.escalation_id) == case_row.id, _claimable(now))
+    claimed = session.scalars(
+        statement.values(
+            state=DeliveryState.SENDING,
+            attempts=Delivery.attempts + 1,  # type: ignore[operator]
+            lease_until=now + _send_lease(runtime.settings),
+        ).returning(Delivery),
+        # rows this session wrote come back as its own objects: refreshed, not left pending
+        execution_options={"synchronize_session": False, "populate_existing": True},
+    ).all()
+    decided = State(case_row.state) not in OPEN_FOR_DECISION
+    labels = tuple(option["label"] for option in case_row.options or [])
+    cited = _cited(session, case_row.cites_id) if claimed else None
+    kept = []
+    for row in sorted(claimed, key=lambda d: d.id or 0):
+        if decided and row.purpose in PAGES:
+            _cancel(session, case_row, row, now=now)
+        else:
+            kept.append(Claimed(row, labels, case_row.pipeline, cited))
+    return kept
 
 
 def _cited(session: Session, escalation_id: str | None) -> Cited | None:
@@ -292,7 +299,20 @@ def _html_first(markup: str, line: str) -> str:
 
 def deliver_due(app: Celery, runtime: Runtime, escalation_id: str) -> None:
     """Claim a case's due outbox rows at once, then send and record each in turn."""
-    claimed = claim_due(runtime, escalation_id)
+    send_all(app, runtime, claim_due(runtime, escalation_id))
+
+
+def send_here(
+    session: Session, runtime: Runtime, case_row: Escalation, now: datetime
+) -> Callable[[Celery], None]:
+    """For a stage that wrote outbox rows (workers/stage_runs.finish): claim them in its
+    transaction; what it returns sends them once that has committed."""
+    claimed = claim_in(session, runtime, case_row, now=now)
+    return lambda app: send_all(app, runtime, claimed)
+
+
+def send_all(app: Celery, runtime: Runtime, claimed: list[Claimed]) -> None:
+    """Send and record claimed rows in turn."""
     for index, row in enumerate(claimed):
         # Each outcome is committed before the next send, so a worker's crash repeats at most
         # one send. Only the last commit waits for the disk; it makes the earlier ones durable
@@ -303,16 +323,19 @@ def deliver_due(app: Celery, runtime: Runtime, escalation_id: str) -> None:
 
 def send_claimed(app: Celery, runtime: Runtime, claimed: Claimed, *, durable: bool = True) -> None:
     """Send one claimed row and record the outcome; a page that never arrives escalates."""
-    delivery, delivery_id = claimed.delivery, claimed.delivery.id
+    delivery = claimed.delivery
     started = datetime.now(UTC)
     outcome = _send(app, runtime, claimed)
     now = datetime.now(UTC)
     settings = runtime.settings
     exhausted = False
     with transaction(runtime.engine, bookkeeping=not durable) as session:
-        row = session.get(Delivery, delivery_id)
+        # The row as our claim's RETURNING left it: under the lease nothing else changes it
+        # (outbox rows are never deleted), so it is not read again. The case is: its state
+        # stamps the event.
+        row = session.merge(delivery, load=False)
         case_row = session.get(Escalation, delivery.escalation_id)
-        if row is None or case_row is None:
+        if case_row is None:
             return
         row.lease_until = None
         row.last_error = outcome.error

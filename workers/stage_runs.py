@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 
 from celery import Celery
-from sqlmodel import Session
+from sqlmodel import Session, col, update
 
 from models.db import transaction
 from models.store import add_event, apply_result, lock_escalation
@@ -20,8 +20,9 @@ from workflows.states import State, check_transition
 log = logging.getLogger(__name__)
 
 Decide = Callable[[Session, Escalation, datetime], StageResult | None]
-# Runs a stage here and now instead of sending it to the broker (see `finish`).
-Inline = Callable[[Celery, Runtime, str], None]
+# Takes the next stage's work in the stage's own transaction (the case row as just
+# written) and returns what runs it here once that commits, instead of the broker (`finish`).
+Inline = Callable[[Session, Runtime, Escalation, datetime], Callable[[Celery], None]]
 
 
 def nudge(app: Celery, stage: Stage | None, escalation_id: str) -> None:
@@ -34,16 +35,33 @@ def nudge(app: Celery, stage: Stage | None, escalation_id: str) -> None:
         log.exception("could not enqueue %s for %s; the sweeper will", stage, escalation_id)
 
 
+def run_after(stage: Callable[[Celery, Runtime, str], None]) -> Inline:
+    """A next stage run here once the commit is done; it takes nothing in the transaction."""
+
+    def take(
+        _session: Session, runtime: Runtime, row: Escalation, _now: datetime
+    ) -> Callable[[Celery], None]:
+        escalation_id = row.id
+        return lambda app: stage(app, runtime, escalation_id)
+
+    return take
+
+
 def begin_attempt(runtime: Runtime, escalation_id: str, expected: State) -> Escalation | None:
     """Count this attempt in its own commit; park the case in dead_letter when it keeps failing.
     Returns the case as it was read (so a stage need not read it again), or None: no effect."""
     now = datetime.now(UTC)
     with transaction(runtime.engine, bookkeeping=True) as session:
-        row = lock_escalation(session, escalation_id)
-        if row is None or row.state != expected:
+        # One statement counts, locks and reads: the case comes back only if still `expected`.
+        counted = (
+            update(Escalation)
+            .where(col(Escalation.id) == escalation_id, col(Escalation.state) == expected)
+            .values(attempts=col(Escalation.attempts) + 1, updated_at=now)
+            .returning(Escalation)
+        )
+        row = session.scalars(counted, execution_options={"synchronize_session": False}).first()
+        if row is None:
             return None  # already done by an earlier run of this message: no effect
-        row.attempts += 1
-        row.updated_at = now
         if row.attempts > runtime.settings.max_stage_attempts:
             row.state = check_transition(expected, State.DEAD_LETTER)
             row.next_action_at = None
@@ -61,7 +79,6 @@ def begin_attempt(runtime: Runtime, escalation_id: str, expected: State) -> Esca
                 expected.value,
             )
             return None
-        session.add(row)
         return row
 
 
@@ -79,10 +96,12 @@ def finish(
 
     `repeatable`: a stage with no effect outside SQL, whose loss in a database crash only
     means it runs again; its commit does not wait for the disk (see `transaction`).
-    `inline`: next stages run in this task once the commit is done, saving a broker hop
-    (the outbox: half the reply → wake time on the folder broker); a crash in one is a
-    lost nudge, which the sweeper makes good."""
+    `inline`: next stages claimed in this transaction and run in this task once the commit
+    is done, saving a broker hop (the outbox: half the reply → wake time on the folder
+    broker) and the claim's own transaction; a crash before one runs leaves its claim to
+    expire, and the sweeper makes it good."""
     now = datetime.now(UTC)
+    run_here: Callable[[Celery], None] | None = None
     with transaction(runtime.engine, bookkeeping=repeatable) as session:
         row = lock_escalation(session, escalation_id)
         if row is None or row.state != expected:
@@ -91,8 +110,10 @@ def finish(
         if result is None:
             return
         apply_result(session, row, result, now=now)
-    run_here = (inline or {}).get(result.next_stage) if result.next_stage else None
+        take = (inline or {}).get(result.next_stage) if result.next_stage else None
+        if take is not None:
+            run_here = take(session, runtime, row, now)
     if run_here is not None:
-        run_here(app, runtime, escalation_id)
+        run_here(app)
     else:
         nudge(app, result.next_stage, escalation_id)

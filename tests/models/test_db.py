@@ -5,6 +5,7 @@ from __future__ import annotations
 import socket
 from pathlib import Path
 
+import psycopg
 import pytest
 from sqlalchemy import text
 from sqlalchemy.exc import IntegrityError
@@ -13,6 +14,8 @@ from models.db import make_engine, transaction
 from models.migrate import upgrade
 from models.settings import Settings
 from models.tables import Escalation
+from tests.support.services import fresh_postgres_database
+from tests.support.waiting import wait_until
 from workflows.errors import RetryableError, StoreUnavailable
 from workflows.states import State
 
@@ -48,3 +51,51 @@ def test_a_statement_the_database_refuses_is_not_store_unavailable(tmp_path: Pat
         session.flush()
         session.add(Escalation(id="y", state=State.RECEIVED, **row))
     engine.dispose()
+
+
+def test_a_pooled_connection_the_server_closed_is_replaced(tmp_path: Path) -> None:
+    # Given a PostgreSQL engine whose one pooled connection the server then terminates
+    # (as a restart does), with no round trip before each transaction to notice it
+    with fresh_postgres_database() as url:
+        engine = make_engine(Settings(home=tmp_path, database_url=url))
+        with transaction(engine) as session:
+            pid = session.execute(text("SELECT pg_backend_pid()")).scalar_one()
+        with psycopg.connect(url.replace("+psycopg", ""), autocommit=True) as admin:
+            admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+            wait_until(lambda: _gone(admin, pid), timeout=30, what="the backend to end")
+        # When the next transaction runs / Then it gets a new connection and works
+        with transaction(engine) as session:
+            again = session.execute(text("SELECT pg_backend_pid()")).scalar_one()
+        assert again != pid
+        engine.dispose()
+
+
+def _gone(admin: psycopg.Connection, pid: int) -> bool:
+    found = admin.execute("SELECT 1 FROM pg_stat_activity WHERE pid = %s", (pid,)).fetchone()
+    return found is None
+
+
+@pytest.mark.parametrize("bookkeeping", [False, True])
+def test_postgresql_transactions_commit_roll_back_and_wait_for_the_disk_unless_bookkeeping(
+    tmp_path: Path, bookkeeping: bool
+) -> None:
+    # Given a PostgreSQL engine made by make_engine
+    with fresh_postgres_database() as url:
+        engine = make_engine(Settings(home=tmp_path, database_url=url))
+        with transaction(engine) as session:
+            session.execute(text("CREATE TABLE kept (x int)"))
+        # When one transaction commits and another fails
+        with transaction(engine, bookkeeping=bookkeeping) as session:
+            setting = session.execute(text("SHOW synchronous_commit")).scalar_one()
+            session.execute(text("INSERT INTO kept VALUES (1)"))
+        with pytest.raises(ZeroDivisionError), transaction(engine, bookkeeping=bookkeeping) as s:
+            s.execute(text("INSERT INTO kept VALUES (2)"))
+            raise ZeroDivisionError
+        # Then only the first is stored, as another connection sees it, and only bookkeeping
+        # skipped the wait for the disk, for its own transaction alone
+        with psycopg.connect(url.replace("+psycopg", "")) as other:
+            assert other.execute("SELECT x FROM kept").fetchall() == [(1,)]
+        assert setting == ("off" if bookkeeping else "on")
+        with transaction(engine) as session:
+            assert session.execute(text("SHOW synchronous_commit")).scalar_one() == "on"
+        engine.dispose()
