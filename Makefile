@@ -24,10 +24,13 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
+# Six processes on 2 cores: most of a test's time is waiting on live workers; an idle process
+# takes queued tests from a busy one. A run starts hundreds of Python processes, so they keep
+# compiled bytecode (and pytest its rewritten tests) even where the shell says not to write it.
 test: $(STAMP) lint
 	./scripts/ensure-services.sh
 	./scripts/ensure-chromium.sh
-	$(BIN)/python -m pytest -n 6 --dist worksteal  # 2 cores, but most of a test's time is waiting on live workers; idle processes take queued tests from busy ones
+	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -n 6 --dist worksteal
 
 # A deep schemathesis run (the suite's is bounded): ESCALATE_FUZZ_EXAMPLES per operation and
 # mode, ESCALATE_FUZZ_SCENARIOS stateful scenarios per token kind.

@@ -19,7 +19,7 @@ import pytest
 from api.client import Escalations
 from tests.support.sink import HttpSink
 from tests.support.waiting import wait_until
-from tests.workers.conftest import DESIGN, write_apprise_config
+from tests.workers.conftest import DESIGN, windows_text, write_apprise_config
 from workflows.examples import valid_packet
 
 ESCALATE = str(Path(sys.executable).parent / "escalate")
@@ -111,21 +111,26 @@ class Server:
         return Escalations(self.url, tokens["admin"])
 
 
-@pytest.fixture
-def server(tmp_path: Path, sink: HttpSink) -> Iterator[Server]:
-    home = tmp_path / "home"
+def make_server(folder: Path, sink: HttpSink, design: Path = DESIGN) -> Server:
+    """A serve (not started) on the embedded defaults under `folder`, paging `sink`."""
+    home = folder / "home"
     env = {
         **os.environ,
         "ESCALATE_HOME": str(home),
         "ESCALATE_PORT": str(free_port()),
-        "ESCALATE_DESIGN": str(DESIGN),
-        "ESCALATE_APPRISE_CONFIG": str(write_apprise_config(tmp_path / "apprise.yaml", sink)),
+        "ESCALATE_DESIGN": str(design),
+        "ESCALATE_APPRISE_CONFIG": str(write_apprise_config(folder / "apprise.yaml", sink)),
         "ESCALATE_SWEEP_INTERVAL": "0.25",
         "ESCALATE_STALL_AFTER": "1",
     }
     for name in ("ESCALATE_DATABASE_URL", "ESCALATE_BROKER_URL", "ESCALATE_API_TOKENS"):
         env.pop(name, None)  # the embedded defaults, whatever the caller's shell says
-    running = Server(home, env)
+    return Server(home, env)
+
+
+@pytest.fixture
+def server(tmp_path: Path, sink: HttpSink) -> Iterator[Server]:
+    running = make_server(tmp_path, sink)
     yield running
     running.stop()
 
@@ -175,8 +180,12 @@ def test_kill_9_right_after_intake_loses_nothing(patient: Server, sink: HttpSink
 
 
 def test_kill_9_while_waiting_keeps_the_case_and_its_deadline(
-    server: Server, sink: HttpSink
+    server: Server, sink: HttpSink, tmp_path: Path
 ) -> None:
+    # Windows of seconds, long enough that the kill lands while the case waits
+    design = tmp_path / "design-seconds.yaml"
+    design.write_text(windows_text("4s", "8s"), encoding="utf-8")
+    server.env["ESCALATE_DESIGN"] = str(design)
     server.start()
     created = server.client().raise_({**valid_packet(), "packet_id": "esc-serve-2"})
     wait_for(server.client(), created["id"], "awaiting")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,10 +27,11 @@ from api.client import (
 from models.db import make_engine
 from models.settings import Settings
 from models.tables import Escalation
-from tests.api.test_serve import ESCALATE, Server, wait_for
+from tests.api.test_serve import ESCALATE, Server, make_server, wait_for
 from tests.api.test_shell_loop import agent_env
+from tests.support.sink import HttpSink, start_sink
 from tests.support.waiting import wait_until
-from tests.workers.conftest import patient_design
+from tests.workers.conftest import DESIGN, patient_design
 from workflows.examples import valid_packet
 
 Outcome = Callable[[Server, Escalations, str], None]
@@ -42,11 +43,45 @@ def impatient(*row: object) -> Any:
     return pytest.param(*row, marks=pytest.mark.impatient)
 
 
-@pytest.fixture(autouse=True)
-def windows(request: pytest.FixtureRequest, server: Server, tmp_path: Path) -> None:
-    """Windows of minutes, so no timeout default races an answer on a loaded machine."""
-    if request.node.get_closest_marker("impatient") is None:
-        server.env["ESCALATE_DESIGN"] = str(patient_design(tmp_path))
+class Servers:
+    """The module's two serves, one per window length, each started on first use and shared
+    by the rows that need it: a start costs seconds of CPU, and each row has its own case."""
+
+    def __init__(self, folder: Path, sink: HttpSink) -> None:
+        self.folder, self.sink = folder, sink
+        self.running: dict[bool, Server] = {}
+
+    def get(self, *, patient: bool) -> Server:
+        if patient not in self.running:
+            folder = self.folder / ("patient" if patient else "impatient")
+            folder.mkdir()
+            design = patient_design(folder) if patient else DESIGN
+            self.running[patient] = make_server(folder, self.sink, design)
+            self.running[patient].start()
+        return self.running[patient]
+
+
+@pytest.fixture(scope="module")
+def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Servers]:
+    sink = start_sink()
+    shared = Servers(tmp_path_factory.mktemp("run-sees"), sink)
+    yield shared
+    for running in shared.running.values():
+        running.stop()
+    sink.server.shutdown()
+    sink.server.server_close()
+
+
+@pytest.fixture
+def server(request: pytest.FixtureRequest, servers: Servers) -> Server:
+    """Windows of minutes, so no timeout default races an answer on a loaded machine; the
+    impatient rows share a serve on the test design's seconds."""
+    return servers.get(patient=request.node.get_closest_marker("impatient") is None)
+
+
+def state_file(server: Server, packet_id: str) -> Path:
+    """The file a case's fingerprint reads: one per case, as the serve is shared."""
+    return server.home.parent / f"state-{packet_id}.json"
 
 
 def answer(option: str) -> Outcome:
@@ -64,7 +99,7 @@ def nobody(_server: Server, _client: Escalations, _case_id: str) -> None:
 def change_the_world(option: str) -> Outcome:
     def act(server: Server, client: Escalations, case_id: str) -> None:
         wait_for(client, case_id, "awaiting", "followed_up")
-        (server.home.parent / "state.json").write_text('{"rows": 118}')
+        state_file(server, client.get(case_id)["packet_id"]).write_text('{"rows": 118}')
         client.reply(case_id, option=option, sender="ana")
 
     return act
@@ -84,7 +119,7 @@ def park(server: Server, client: Escalations, case_id: str) -> None:
 
 
 def raise_case(server: Server, client: Escalations, packet_id: str) -> str:
-    state = server.home.parent / "state.json"
+    state = state_file(server, packet_id)
     state.write_text('{"rows": 117}')
     created = client.raise_(
         {**valid_packet(), "packet_id": packet_id},
@@ -106,7 +141,6 @@ def raise_case(server: Server, client: Escalations, packet_id: str) -> str:
 def test_escalate_wait_exits_by_the_table(
     server: Server, scenario: str, act: Outcome, code: int, outcome: str, resumes: bool | None
 ) -> None:
-    server.start()
     client = server.client()
     case_id = raise_case(server, client, f"esc-sees-{scenario}")
     waiting = subprocess.Popen(
@@ -135,12 +169,11 @@ def test_escalate_wait_exits_by_the_table(
 def test_require_approval_runs_nothing_unless_a_person_approved(
     server: Server, scenario: str, act: Outcome, raised: type[ApprovalDenied]
 ) -> None:
-    server.start()
     client = server.client()
     ran: list[str] = []
-    state = server.home.parent / "state.json"
-    state.write_text('{"rows": 117}')
     packet = {**valid_packet(), "packet_id": f"esc-guard-{scenario}"}
+    state = state_file(server, packet["packet_id"])
+    state.write_text('{"rows": 117}')
 
     snapshot = {"verified": "117 rows", "fingerprint": {"kind": "file", "path": str(state)}}
 
@@ -165,7 +198,6 @@ def test_require_approval_runs_nothing_unless_a_person_approved(
 def test_require_approval_says_no_answer_when_its_wait_runs_out(
     server: Server, tmp_path: Path
 ) -> None:
-    server.start()
     client = server.client()
 
     @require_approval(client, {**valid_packet(), "packet_id": "esc-guard-slow"}, timeout=0.5)

@@ -34,9 +34,15 @@ TAGS = ("ops", "ops-log", "oncall", "pager", "ops-low")
 T = TypeVar("T")
 
 
+def windows_text(window: str, timeout: str) -> str:
+    """The test design with every tier's window and timeout set to these."""
+    every = f"window: {window}, timeout: {timeout}"
+    return re.sub(r"window: \d+s, timeout: \d+s", every, DESIGN.read_text())
+
+
 def patient_text() -> str:
     """The test design with windows of minutes instead of seconds."""
-    return re.sub(r"window: \d+s, timeout: \d+s", "window: 10m, timeout: 20m", DESIGN.read_text())
+    return windows_text("10m", "20m")
 
 
 def patient_design(folder: Path) -> Path:
