@@ -6,6 +6,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from time import monotonic
 from typing import Any
 
 from celery import Celery, shared_task
@@ -76,6 +77,12 @@ def _revoke(app: Celery, task_ids: Sequence[str]) -> tuple[list[str], str | None
     return list(task_ids), None
 
 
+# Intake goes on to snapshot and route in its own task only while well inside its soft time
+# limit (workers/app.py): after a slow store (it may retry for up to intake_retry_for) those
+# stages are nudged instead.
+INLINE_WITHIN = 20.0
+
+
 # Explicit, whatever the app's defaults: the message is acknowledged once the case is stored,
 # and a killed worker child gives it back. Retries are counted by intake_failure_retries.
 @shared_task(
@@ -91,6 +98,7 @@ def escalate(
     **unknown: Any,
 ) -> dict[str, Any]:
     """Intake by name: `send_task("escalation.escalate", kwargs={"packet": {...}, ...})`."""
+    started = monotonic()
     runtime = runtime_for(self.app)
     given = {"snapshot": snapshot, "options": options, "wake": wake, "owner": owner}
     # Unknown keyword arguments are passed on, so the refusal names them (not a TypeError).
@@ -107,6 +115,11 @@ def escalate(
     except Exception as failed:  # an unreadable design, a fault of ours: never acked unseen
         return _not_admitted(self, runtime, request, failed)
     if accepted.state == State.RECEIVED:
+        if monotonic() - started > INLINE_WITHIN:
+            # A slow store ate this task's time: the probe and the sends get a task (and a
+            # time limit) of their own rather than the soft limit landing mid-send.
+            nudge(self.app, Stage.SNAPSHOT, accepted.id)
+            return {"id": accepted.id, "state": accepted.state, "created": accepted.created}
         # Snapshot and route run here, not through the broker: two hops fewer a case. The
         # message is the case's no longer, so a failure there is a lost nudge (the sweeper).
         try:

@@ -116,8 +116,9 @@ def _blocker_cases(session: Session, wait: TaskWait) -> list[Escalation]:
 
 
 def _resend(session: Session, now: datetime, *where: Any) -> set[str]:
-    """Put a wake's outbox rows back to pending (a refused webhook stays refused)."""
-    condition = (*where, col(Delivery.state) != DeliveryState.REFUSED)
+    """Put a wake's outbox rows back to pending (a refused webhook stays refused, and a send
+    under way is left to finish: its record must not count the reset row's attempts)."""
+    condition = (*where, col(Delivery.state).not_in((DeliveryState.REFUSED, DeliveryState.SENDING)))
     session.execute(
         update(Delivery)
         .where(*condition)
