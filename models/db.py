@@ -66,7 +66,10 @@ def _begin_in_one_trip(engine: Engine) -> None:
     # psycopg sends its own BEGIN, a round trip, and a bookkeeping transaction then needed a
     # second one for its SET LOCAL (8 a case). In autocommit mode psycopg sends no BEGIN, so
     # ours carries the setting; its commit() and rollback() still end what the server has
-    # open. (psycopg2's commit() would not: it only commits a BEGIN it sent itself.)
+    # open. (psycopg2's commit() would not: it only commits a BEGIN it sent itself.) Not for
+    # an isolation level set per connection (psycopg puts it on a BEGIN of its own, which is
+    # never sent now) nor raw_connection() work, which commits statement by statement: we
+    # use neither, but bench/sweep.py's COPY load is therefore not one transaction.
     @event.listens_for(engine, "connect")
     def on_connect(dbapi_connection: Any, _record: Any) -> None:
         dbapi_connection.autocommit = True
