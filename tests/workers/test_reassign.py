@@ -15,6 +15,7 @@ from sqlmodel import Session
 from models.settings import Settings
 from models.store import as_utc
 from models.tables import Delivery, Escalation
+from tests.support.rows import add_delivery
 from tests.workers.conftest import DESIGN, Harness
 from workflows.examples import valid_packet
 
@@ -51,16 +52,11 @@ def awaiting_medium_case(service: Harness, packet_id: str) -> str:
 def queued_follow_up(service: Harness, case_id: str) -> int:
     """The old tier's follow-up, failed once and waiting for its retry."""
     now = datetime.now(UTC)
-    with Session(service.engine) as session:
-        row = Delivery(
-            escalation_id=case_id, purpose="follow_up", channel="apprise", target="tag:ops",
-            title="Follow-up", body="the window passed", state="failed", attempts=1,
-            next_attempt_at=now + timedelta(hours=1), created_at=now,
-        )  # fmt: skip
-        session.add(row)
-        session.commit()
-        assert row.id is not None
-        return row.id
+    return add_delivery(
+        service.engine, escalation_id=case_id, purpose="follow_up", channel="apprise",
+        target="tag:ops", title="Follow-up", body="the window passed", state="failed",
+        attempts=1, next_attempt_at=now + timedelta(hours=1), created_at=now,
+    )  # fmt: skip
 
 
 def test_an_operator_reassigns_from_the_case_page_and_the_new_tier_is_paged(

@@ -13,6 +13,7 @@ from sqlmodel import Session
 
 from models.db import transaction
 from models.tables import Delivery
+from tests.support.rows import add_delivery
 from tests.workers.test_blocker_orders import new_case, runtime_on
 from workers import names, tasks
 from workers.runtime import Runtime
@@ -27,16 +28,11 @@ def runtime(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Runtime]
 
 def outbox_row(runtime: Runtime, state: DeliveryState, due: datetime) -> int:
     case_id = new_case(runtime, "Which provider?")
-    with transaction(runtime.engine) as session:
-        row = Delivery(
-            escalation_id=case_id, purpose="notify", channel="apprise", target="tag:ops",
-            title="Decision needed", body="Which provider?", state=state, attempts=1,
-            next_attempt_at=due,
-        )  # fmt: skip
-        session.add(row)
-        session.flush()
-        assert row.id is not None
-        return row.id
+    return add_delivery(
+        runtime.engine, escalation_id=case_id, purpose="notify", channel="apprise",
+        target="tag:ops", title="Decision needed", body="Which provider?", state=state,
+        attempts=1, next_attempt_at=due,
+    )  # fmt: skip
 
 
 @pytest.mark.parametrize("state", [DeliveryState.FAILED, DeliveryState.PENDING])

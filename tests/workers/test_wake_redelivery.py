@@ -12,6 +12,7 @@ from sqlmodel import Session
 
 from models.db import transaction
 from models.tables import Delivery, Escalation
+from tests.support.rows import add_delivery
 from tests.workers.test_blocker_orders import new_case, runtime_on
 from workers.runtime import Runtime
 from workers.wake_acks import redeliver_due
@@ -27,16 +28,11 @@ def runtime(tmp_path: Path) -> Iterator[Runtime]:
 
 def wake_row(runtime: Runtime, case_id: str, state: DeliveryState, target: str) -> int:
     now = datetime.now(UTC)
-    with transaction(runtime.engine) as session:
-        row = Delivery(
-            escalation_id=case_id, purpose=Purpose.WAKE_WEBHOOK, channel=Via.WEBHOOK,
-            target=target, state=state, attempts=1, next_attempt_at=now,
-            lease_until=now + timedelta(minutes=2) if state == DeliveryState.SENDING else None,
-        )  # fmt: skip
-        session.add(row)
-        session.flush()
-        assert row.id is not None
-        return row.id
+    return add_delivery(
+        runtime.engine, escalation_id=case_id, purpose=Purpose.WAKE_WEBHOOK,
+        channel=Via.WEBHOOK, target=target, state=state, attempts=1, next_attempt_at=now,
+        lease_until=now + timedelta(minutes=2) if state == DeliveryState.SENDING else None,
+    )  # fmt: skip
 
 
 def test_an_overdue_wake_is_sent_again_but_a_send_under_way_is_left_alone(
