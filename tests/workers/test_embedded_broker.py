@@ -111,32 +111,23 @@ def _options(folder: Path, **more: Any) -> dict[str, Any]:
 
 
 @needs_inotify
-def test_a_message_that_lands_ends_the_wait_between_polls(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "transport",
+    [Transport, None],
+    ids=["ours: renamed in whole", "an agent's plain kombu: written in place"],
+)
+def test_a_message_that_lands_ends_the_wait_between_polls(
+    tmp_path: Path, transport: type[Transport] | None
+) -> None:
     # Given a consumer's wait on its folder
     arrivals = Arrivals(str(tmp_path))
     try:
         # When a message is published into the folder
-        with Connection(
-            "filesystem://", transport=Transport, transport_options=_options(tmp_path)
-        ) as conn:
-            conn.default_channel._put("q", {"body": "nudge"})
-        # Then the wait ends woken, rather than running out its 30 s
-        assert arrivals.wait(30) is True
-    finally:
-        arrivals.close()
-
-
-@needs_inotify
-def test_a_message_written_in_place_by_plain_kombu_ends_the_wait_too(tmp_path: Path) -> None:
-    # Given a consumer's wait on its folder
-    arrivals = Arrivals(str(tmp_path))
-    try:
-        # When an agent's own kombu (its filesystem transport, writing in place) publishes
         options = _options(tmp_path)
-        with Connection("filesystem://", transport_options=options) as conn:
-            assert not isinstance(conn.transport, Transport)
+        with Connection("filesystem://", transport=transport, transport_options=options) as conn:
+            assert isinstance(conn.transport, Transport) is (transport is Transport)
             conn.default_channel._put("q", {"body": "nudge"})
-        # Then the wait ends woken once the file is whole
+        # Then the wait ends woken once the file is whole, rather than running out its 30 s
         assert arrivals.wait(30) is True
     finally:
         arrivals.close()
