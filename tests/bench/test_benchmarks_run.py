@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from bench import dashboard, e2e, sweep
@@ -17,6 +19,24 @@ def test_the_sweep_benchmark_runs_on_both_databases(capsys: pytest.CaptureFixtur
     out = capsys.readouterr().out
     assert out.count("one sweep pass's reads") == 2
     assert "1,200 / 600" in out and "due cases, stalled:" in out
+
+
+def test_the_sweep_benchmark_reuses_the_sqlite_files_it_kept(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given a run that kept its SQLite databases, the larger grown from the smaller
+    sweep.report([600, 1_200], ["sqlite"], 3, keep=tmp_path)
+    first = capsys.readouterr().out
+    kept = tmp_path / "sqlite-1200" / "sqlite" / "escalate.sqlite"
+    written = kept.stat().st_mtime_ns
+    # When it runs again on them with another connection setting
+    sweep.report([600, 1_200], ["sqlite"], 3, keep=tmp_path, pragmas=("cache_size=-4096",))
+    # Then the first run loaded both and the second loaded nothing, found the same due
+    # cases (its checks passed), and timed the cold first pass too
+    again = capsys.readouterr().out
+    assert first.count("(loaded in") == 2 and again.count("(kept)") == 2
+    assert "(loaded in" not in again and "first pass, cold file" in again
+    assert kept.stat().st_mode & 0o777 == 0o600 and kept.stat().st_mtime_ns == written
 
 
 def test_the_end_to_end_benchmark_runs_beside_its_floor(capsys: pytest.CaptureFixture[str]) -> None:
