@@ -119,13 +119,13 @@ def escalate(
             # A slow store ate this task's time: the probe and the sends get a task (and a
             # time limit) of their own rather than the soft limit landing mid-send.
             nudge(self.app, Stage.SNAPSHOT, accepted.id)
-            return {"id": accepted.id, "state": accepted.state, "created": accepted.created}
-        # Snapshot and route run here, not through the broker: two hops fewer a case. The
-        # message is the case's no longer, so a failure there is a lost nudge (the sweeper).
-        try:
-            take_snapshot(self.app, runtime, accepted.id)
-        except Exception:
-            log.exception("snapshot of %s failed here; the sweeper re-drives it", accepted.id)
+        else:
+            # Snapshot and route run here, not through the broker: two hops fewer a case. The
+            # message is the case's no longer, so a failure there is a lost nudge (the sweeper).
+            try:
+                take_snapshot(self.app, runtime, accepted.id)
+            except Exception:
+                log.exception("snapshot of %s failed here; the sweeper re-drives it", accepted.id)
     return {"id": accepted.id, "state": accepted.state, "created": accepted.created}
 
 
