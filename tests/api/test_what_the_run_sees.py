@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import threading
+from datetime import UTC, datetime
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -106,13 +107,16 @@ def change_the_world(option: str) -> Outcome:
 
 
 def park(server: Server, client: Escalations, case_id: str) -> None:
-    """Corrupt the case's frozen design: its next stage fails until it is parked."""
-    wait_for(client, case_id, "awaiting", "followed_up", "closed")
+    """Corrupt the case's frozen design and make its follow-up due now: that stage fails
+    until the case is parked. On the patient serve nothing else is due, so no timeout
+    default can close the case first on a loaded machine."""
+    wait_for(client, case_id, "awaiting")
     engine = make_engine(Settings(home=server.home))
     with Session(engine) as session:
         row = session.get(Escalation, case_id)
         assert row is not None
         row.design = {"name": "broken"}
+        row.next_action_at = datetime.now(UTC)
         session.add(row)
         session.commit()
     engine.dispose()
@@ -135,7 +139,7 @@ def raise_case(server: Server, client: Escalations, packet_id: str) -> str:
         ("deny", answer("deny"), 3, "decided", False),
         impatient("default", nobody, 4, "defaulted", True),  # medium's default: queue
         ("changed", change_the_world("approve"), 5, "reconcile_first", True),
-        impatient("parked", park, 6, "parked", None),
+        ("parked", park, 6, "parked", None),
     ],
 )
 def test_escalate_wait_exits_by_the_table(
@@ -163,7 +167,7 @@ def test_escalate_wait_exits_by_the_table(
         ("deny", answer("deny"), Denied),
         impatient("default", nobody, Defaulted),
         ("changed", change_the_world("approve"), WorldChanged),
-        impatient("parked", park, NotDecided),
+        ("parked", park, NotDecided),
     ],
 )
 def test_require_approval_runs_nothing_unless_a_person_approved(
