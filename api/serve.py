@@ -21,7 +21,7 @@ from models.settings import Settings
 PR_SET_PDEATHSIG = 1
 
 
-def _die_with_parent() -> None:
+def die_with_parent() -> None:
     # A `kill -9` of serve must not leave an orphan worker or beat running beside the restart.
     with contextlib.suppress(OSError):
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
@@ -152,7 +152,7 @@ def supervise(
     `ready` runs once, when the API first answers /healthz."""
     env = child_env(settings)
     children = {
-        name: subprocess.Popen(argv, env=env, preexec_fn=_die_with_parent)
+        name: subprocess.Popen(argv, env=env, preexec_fn=die_with_parent)
         for name, argv in commands(settings).items()
     }
     stopping = False

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -35,7 +36,8 @@ def api_client(api_settings: Settings) -> Iterator[TestClient]:
 
 # The live `escalate serve` fixture, shared by every test in tests/api.
 from tests.api.test_serve import Server, server  # noqa: E402, F401
-from tests.workers.conftest import patient_design  # noqa: E402
+from tests.support.shared_serve import run_folder, shared_server  # noqa: E402
+from tests.workers.conftest import DESIGN, patient_design, patient_text  # noqa: E402
 
 
 @pytest.fixture
@@ -43,3 +45,26 @@ def patient(server: Server, tmp_path: Path) -> Server:  # noqa: F811
     """The test design with windows of minutes, so no timeout default races the answer."""
     server.env["ESCALATE_DESIGN"] = str(patient_design(tmp_path))
     return server
+
+
+@pytest.fixture(scope="session")
+def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return run_folder(tmp_path_factory.getbasetemp())
+
+
+@pytest.fixture
+def live(run_dir: Path) -> Server:
+    """The run's shared serve on the test design (windows of seconds): see shared_serve."""
+    return shared_server(run_dir, "seconds", DESIGN.read_text())
+
+
+@pytest.fixture
+def live_patient(run_dir: Path) -> Server:
+    """The run's shared serve with windows of minutes: no timeout default races an answer."""
+    return shared_server(run_dir, "minutes", patient_text())
+
+
+@pytest.fixture
+def run_id() -> str:
+    """A run of the test's own on a shared serve, so no other test's open case is joined."""
+    return f"run-{secrets.token_hex(4)}"

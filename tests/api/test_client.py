@@ -11,18 +11,17 @@ import pytest
 
 from api.client import AsyncEscalations, Denied, Escalations, require_approval
 from tests.api.test_serve import Server
-from tests.support.sink import HttpSink
 from tests.support.waiting import wait_until
 from workflows.examples import valid_packet
 
 
-def answer_when_notified(server: Server, sink: HttpSink, packet_id: str, option: str) -> None:
+def answer_when_notified(server: Server, run_id: str, packet_id: str, option: str) -> None:
     """An operator in another thread: answers as soon as the notification arrives."""
 
     def operator() -> None:
-        sink.wait_for(lambda got: any(packet_id in str(r.body) for r in got))
+        server.notified(packet_id)
         client = server.client()
-        [case] = [c for c in client.list() if c["packet_id"] == packet_id]
+        [case] = [c for c in client.list(run=run_id) if c["packet_id"] == packet_id]
         wait_until(
             lambda: client.reply(case["id"], option=option)["outcome"],
             lambda outcome: outcome != "too_early",
@@ -34,15 +33,13 @@ def answer_when_notified(server: Server, sink: HttpSink, packet_id: str, option:
 
 
 def test_wait_long_polls_until_decided_and_returns_none_on_timeout(
-    patient: Server,
-    sink: HttpSink,
+    live_patient: Server, run_id: str
 ) -> None:
-    server = patient  # windows of minutes: the answer never races the default
-    server.start()
+    server = live_patient  # windows of minutes: the answer never races the default
     client = server.client()
-    created = client.raise_({**valid_packet(), "packet_id": "esc-client-1"})
+    created = client.raise_({**valid_packet(), "run_id": run_id, "packet_id": "esc-client-1"})
     assert client.wait(created["id"], timeout=0.3) is None  # undecided yet: a clean None
-    answer_when_notified(server, sink, "esc-client-1", "approve")
+    answer_when_notified(server, run_id, "esc-client-1", "approve")
     case = client.wait(created["id"], timeout=20)
     assert case is not None and case["decision"]["option"] == "approve"
     # The server bounds a hold at 45 s, under the 60 s MCP clients give a tool call
@@ -55,17 +52,16 @@ def test_wait_long_polls_until_decided_and_returns_none_on_timeout(
 
 
 def test_require_approval_runs_the_function_only_when_approved(
-    patient: Server,
-    sink: HttpSink,
+    live_patient: Server, run_id: str
 ) -> None:
-    server = patient  # windows of minutes: the answer never races the default
-    server.start()
+    server = live_patient  # windows of minutes: the answer never races the default
     client = server.client()
     ran: list[str] = []
 
     def packet_for(table: str) -> dict[str, Any]:
         return {
             **valid_packet(),
+            "run_id": run_id,
             "packet_id": f"esc-drop-{table}",
             "blocked_on": f"Dropping table {table} needs approval.",
         }
@@ -75,28 +71,28 @@ def test_require_approval_runs_the_function_only_when_approved(
         ran.append(table)
         return f"dropped {table}"
 
-    answer_when_notified(server, sink, "esc-drop-orders", "approve")
+    answer_when_notified(server, run_id, "esc-drop-orders", "approve")
     assert drop("orders") == "dropped orders"
-    [orders] = [c for c in client.list() if c["packet_id"] == "esc-drop-orders"]
+    [orders] = [c for c in client.list(run=run_id) if c["packet_id"] == "esc-drop-orders"]
     assert client.get(orders["id"])["resumed"]["via"] == "ack"  # the wait acknowledged it
-    answer_when_notified(server, sink, "esc-drop-users", "deny")
+    answer_when_notified(server, run_id, "esc-drop-users", "deny")
     with pytest.raises(Denied, match="chose 'deny'"):
         drop("users")
     assert ran == ["orders"]
 
 
 def test_the_async_client_waits_without_blocking_the_loop(
-    patient: Server,
-    sink: HttpSink,
+    live_patient: Server, run_id: str
 ) -> None:
-    server = patient  # windows of minutes: the answer never races the default
-    server.start()
+    server = live_patient  # windows of minutes: the answer never races the default
     token = server.client()._http.headers["Authorization"].removeprefix("Bearer ")
 
     async def scenario() -> dict[str, Any] | None:
         client = AsyncEscalations(server.url, token)
-        created = await client.raise_({**valid_packet(), "packet_id": "esc-async-1"})
-        answer_when_notified(server, sink, "esc-async-1", "approve")
+        created = await client.raise_(
+            {**valid_packet(), "run_id": run_id, "packet_id": "esc-async-1"}
+        )
+        answer_when_notified(server, run_id, "esc-async-1", "approve")
         ticks = 0
 
         async def heartbeat() -> None:
@@ -118,14 +114,16 @@ def test_the_async_client_waits_without_blocking_the_loop(
     assert server.client().get(case["id"])["resumed"]["via"] == "ack"
 
 
-def test_both_clients_raise_a_pipeline_from_its_state_folder(server: Server, tmp_path: Any) -> None:
-    server.start()
+def test_both_clients_raise_a_pipeline_from_its_state_folder(
+    live: Server, tmp_path: Any, run_id: str
+) -> None:
+    server = live
     token = server.client()._http.headers["Authorization"].removeprefix("Bearer ")
     for name, resets in (("sync", 0), ("async", 3)):
         folder = tmp_path / name
         folder.mkdir()
         (folder / "phase_state.json").write_text(
-            f'{{"phase": 1, "escalation_resets": {resets}, "pipeline_id": "{name}"}}'
+            f'{{"phase": 1, "escalation_resets": {resets}, "pipeline_id": "{run_id}-{name}"}}'
         )
     made = Escalations(server.url, token).raise_pipeline(str(tmp_path / "sync"))
 
@@ -137,6 +135,6 @@ def test_both_clients_raise_a_pipeline_from_its_state_folder(server: Server, tmp
             await client.aclose()
 
     made_async = asyncio.run(raise_async())
-    assert made["pipeline_id"] == "sync" and "RESET_PHASE" in made["offered"]
+    assert made["pipeline_id"] == f"{run_id}-sync" and "RESET_PHASE" in made["offered"]
     assert made_async["offered"] == ["PROCEED", "STOP", "NUCLEAR_RESET"]
     assert server.client().get(made_async["id"])["severity"] == "critical"

@@ -54,9 +54,13 @@ class Server:
         self.url = f"http://127.0.0.1:{env['ESCALATE_PORT']}"
         self.process: subprocess.Popen[bytes] | None = None
 
-    def start(self) -> None:
+    def start(self, command: list[str] | None = None) -> None:
+        """`escalate serve`, or `command` that runs it, until it answers /healthz."""
         self.process = subprocess.Popen(
-            [ESCALATE, "serve"], env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+            command or [ESCALATE, "serve"],
+            env=self.env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
         process = self.process
 
@@ -106,25 +110,43 @@ class Server:
         for pid in self.processes():
             os.kill(pid, signal.SIGKILL)
 
+    def notified(self, text: str) -> None:
+        """Wait until a notification naming `text` reaches the serve's local inbox."""
+        inbox = self.home / "inbox.jsonl"
+        wait_until(
+            lambda: inbox.exists() and text in inbox.read_text(encoding="utf-8"),
+            timeout=60,
+            every=0.1,
+            what=f"a notification naming {text}",
+        )
+
     def client(self) -> Escalations:
         tokens = json.loads((self.home / "tokens.json").read_text())
         return Escalations(self.url, tokens["admin"])
 
 
-def make_server(folder: Path, sink: HttpSink, design: Path = DESIGN) -> Server:
-    """A serve (not started) on the embedded defaults under `folder`, paging `sink`."""
+def make_server(folder: Path, sink: HttpSink | None, design: Path = DESIGN) -> Server:
+    """A serve (not started) on the embedded defaults under `folder`, paging `sink` (with
+    none, every tag pages the serve's local inbox)."""
     home = folder / "home"
     env = {
         **os.environ,
         "ESCALATE_HOME": str(home),
         "ESCALATE_PORT": str(free_port()),
         "ESCALATE_DESIGN": str(design),
-        "ESCALATE_APPRISE_CONFIG": str(write_apprise_config(folder / "apprise.yaml", sink)),
         "ESCALATE_SWEEP_INTERVAL": "0.25",
         "ESCALATE_STALL_AFTER": "1",
     }
-    for name in ("ESCALATE_DATABASE_URL", "ESCALATE_BROKER_URL", "ESCALATE_API_TOKENS"):
+    for name in (
+        "ESCALATE_DATABASE_URL",
+        "ESCALATE_BROKER_URL",
+        "ESCALATE_API_TOKENS",
+        "ESCALATE_APPRISE_CONFIG",
+    ):
         env.pop(name, None)  # the embedded defaults, whatever the caller's shell says
+    if sink is not None:
+        apprise = write_apprise_config(folder / "apprise.yaml", sink)
+        env["ESCALATE_APPRISE_CONFIG"] = str(apprise)
     return Server(home, env)
 
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 import subprocess
 import threading
+from collections.abc import Callable
 from datetime import UTC, datetime
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,11 +28,9 @@ from api.client import (
 from models.db import make_engine
 from models.settings import Settings
 from models.tables import Escalation
-from tests.api.test_serve import ESCALATE, Server, make_server, wait_for
+from tests.api.test_serve import ESCALATE, Server, wait_for
 from tests.api.test_shell_loop import agent_env
-from tests.support.sink import HttpSink, start_sink
 from tests.support.waiting import wait_until
-from tests.workers.conftest import DESIGN, patient_design
 from workflows.examples import valid_packet
 
 Outcome = Callable[[Server, Escalations, str], None]
@@ -44,44 +42,16 @@ def impatient(*row: object) -> Any:
     return pytest.param(*row, marks=pytest.mark.impatient)
 
 
-class Servers:
-    """The module's two serves, one per window length, each started on first use and shared
-    by the rows that need it: a start costs seconds of CPU, and each row has its own case."""
-
-    def __init__(self, folder: Path, sink: HttpSink) -> None:
-        self.folder, self.sink = folder, sink
-        self.running: dict[bool, Server] = {}
-
-    def get(self, *, patient: bool) -> Server:
-        if patient not in self.running:
-            folder = self.folder / ("patient" if patient else "impatient")
-            folder.mkdir()
-            design = patient_design(folder) if patient else DESIGN
-            self.running[patient] = make_server(folder, self.sink, design)
-            self.running[patient].start()
-        return self.running[patient]
-
-
-@pytest.fixture(scope="module")
-def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Servers]:
-    sink = start_sink()
-    shared = Servers(tmp_path_factory.mktemp("run-sees"), sink)
-    yield shared
-    for running in shared.running.values():
-        running.stop()
-    sink.server.shutdown()
-    sink.server.server_close()
-
-
 @pytest.fixture
-def server(request: pytest.FixtureRequest, servers: Servers) -> Server:
-    """Windows of minutes, so no timeout default races an answer on a loaded machine; the
-    impatient rows share a serve on the test design's seconds."""
-    return servers.get(patient=request.node.get_closest_marker("impatient") is None)
+def server(request: pytest.FixtureRequest) -> Server:
+    """The run's shared serve with windows of minutes, so no timeout default races an answer
+    on a loaded machine; the impatient rows use the one on the test design's seconds."""
+    impatient = request.node.get_closest_marker("impatient") is not None
+    return request.getfixturevalue("live" if impatient else "live_patient")
 
 
 def state_file(server: Server, packet_id: str) -> Path:
-    """The file a case's fingerprint reads: one per case, as the serve is shared."""
+    """The file a case's fingerprint reads: one per row, as the serve is shared."""
     return server.home.parent / f"state-{packet_id}.json"
 
 
@@ -122,11 +92,11 @@ def park(server: Server, client: Escalations, case_id: str) -> None:
     engine.dispose()
 
 
-def raise_case(server: Server, client: Escalations, packet_id: str) -> str:
+def raise_case(server: Server, client: Escalations, run_id: str, packet_id: str) -> str:
     state = state_file(server, packet_id)
     state.write_text('{"rows": 117}')
     created = client.raise_(
-        {**valid_packet(), "packet_id": packet_id},
+        {**valid_packet(), "run_id": run_id, "packet_id": packet_id},
         snapshot={"verified": "117 rows", "fingerprint": {"kind": "file", "path": str(state)}},
     )
     return str(created["id"])
@@ -143,10 +113,16 @@ def raise_case(server: Server, client: Escalations, packet_id: str) -> str:
     ],
 )
 def test_escalate_wait_exits_by_the_table(
-    server: Server, scenario: str, act: Outcome, code: int, outcome: str, resumes: bool | None
+    server: Server,
+    run_id: str,
+    scenario: str,
+    act: Outcome,
+    code: int,
+    outcome: str,
+    resumes: bool | None,
 ) -> None:
     client = server.client()
-    case_id = raise_case(server, client, f"esc-sees-{scenario}")
+    case_id = raise_case(server, client, run_id, f"esc-sees-{scenario}")
     waiting = subprocess.Popen(
         [ESCALATE, "wait", case_id, "--timeout", "90"],
         env=agent_env(server),
@@ -171,11 +147,11 @@ def test_escalate_wait_exits_by_the_table(
     ],
 )
 def test_require_approval_runs_nothing_unless_a_person_approved(
-    server: Server, scenario: str, act: Outcome, raised: type[ApprovalDenied]
+    server: Server, run_id: str, scenario: str, act: Outcome, raised: type[ApprovalDenied]
 ) -> None:
     client = server.client()
     ran: list[str] = []
-    packet = {**valid_packet(), "packet_id": f"esc-guard-{scenario}"}
+    packet = {**valid_packet(), "run_id": run_id, "packet_id": f"esc-guard-{scenario}"}
     state = state_file(server, packet["packet_id"])
     state.write_text('{"rows": 117}')
 
@@ -187,7 +163,7 @@ def test_require_approval_runs_nothing_unless_a_person_approved(
 
     def operator() -> None:
         found: list[dict[str, Any]] = wait_until(
-            lambda: [c for c in client.list() if c["packet_id"] == packet["packet_id"]],
+            lambda: client.list(run=run_id),
             timeout=20,
             what="the guarded case",
         )
@@ -200,11 +176,12 @@ def test_require_approval_runs_nothing_unless_a_person_approved(
 
 
 def test_require_approval_says_no_answer_when_its_wait_runs_out(
-    server: Server, tmp_path: Path
+    server: Server, run_id: str
 ) -> None:
     client = server.client()
+    packet = {**valid_packet(), "run_id": run_id, "packet_id": "esc-guard-slow"}
 
-    @require_approval(client, {**valid_packet(), "packet_id": "esc-guard-slow"}, timeout=0.5)
+    @require_approval(client, packet, timeout=0.5)
     def migrate() -> None:
         raise AssertionError("ran without a decision")
 
