@@ -27,12 +27,12 @@ CAPTCHA = [
 ]  # fmt: skip
 
 
-def compose(server: Server, job: Path, request_id: str) -> dict[str, Any]:
+def compose(server: Server, job: Path, request_id: str, run: str) -> dict[str, Any]:
     """`escalate request compose` as JobClaw runs it, from its own folder."""
     job.mkdir(exist_ok=True)
     env = {**agent_env(server)}
     composed = subprocess.run(
-        [ESCALATE, "request", "compose", *CAPTCHA, "--request-id", request_id,
+        [ESCALATE, "request", "compose", *CAPTCHA, "--request-id", request_id, "--run", run,
          "--design", server.env["ESCALATE_DESIGN"]],
         cwd=job, env=env, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
@@ -57,12 +57,12 @@ def settled(job: Path, request_id: str, status: str) -> dict[str, Any]:
 
 
 def test_the_request_file_and_its_escalation_agree_both_ways(
-    patient: Server, tmp_path: Path
+    live_patient: Server, tmp_path: Path, run_id: str
 ) -> None:
     # Given JobClaw composing a request with its own id and its own imperative labels
-    patient.start()
+    patient = live_patient
     job = tmp_path / "jobclaw"
-    answer = compose(patient, job, "0a1b2c3d4e5f")
+    answer = compose(patient, job, "0a1b2c3d4e5f", run_id)
     assert answer["request_id"] == "0a1b2c3d4e5f" and answer["escalation_id"]
     data = request_file(job, "0a1b2c3d4e5f")
     # Then the file holds the seed's fields in its order, this service's kept apart
@@ -91,7 +91,7 @@ def test_the_request_file_and_its_escalation_agree_both_ways(
     assert decision["matched_by"] == "escalation"
 
     # Given a second filed request
-    answer = compose(patient, job, "1b2c3d4e5f60")
+    answer = compose(patient, job, "1b2c3d4e5f60", run_id)
     wait_for(client, answer["escalation_id"], "awaiting", "followed_up")
     # When JobClaw parses the human's reply (its HITL relay holds the operator token)
     operator = json.loads((patient.home / "tokens.json").read_text())["operator"]
@@ -111,12 +111,12 @@ def test_the_request_file_and_its_escalation_agree_both_ways(
 
 
 def test_a_timeout_marks_the_request_expired_with_its_default(
-    server: Server, tmp_path: Path
+    live: Server, tmp_path: Path, run_id: str
 ) -> None:
     # Given a request on a design whose medium timeout is seconds long, and nobody answering
-    server.start()
+    server = live
     job = tmp_path / "jobclaw"
-    answer = compose(server, job, "2c3d4e5f6071")
+    answer = compose(server, job, "2c3d4e5f6071", run_id)
     closed = wait_for(server.client(), answer["escalation_id"], "closed")
     assert closed["outcome"] == "defaulted"
     # Then the file says expired; its timeout_default names what JobClaw does now

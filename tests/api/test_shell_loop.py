@@ -74,10 +74,10 @@ def case_id_in(blocked: Path) -> str:
 
 
 def test_the_loop_stops_on_a_real_escalation_and_resumes_after_the_decision(
-    patient: Server, tmp_path: Path
+    live_patient: Server, tmp_path: Path
 ) -> None:
     # Given a running service and a run folder with an agent that escalates on its first run
-    patient.start()
+    patient = live_patient
     work = tmp_path / "run"
     work.mkdir()
     (work / "agent.sh").write_text(AGENT, encoding="utf-8")
@@ -155,12 +155,12 @@ def test_the_loop_stops_on_a_real_escalation_and_resumes_after_the_decision(
 
 
 def test_wait_unblock_does_it_when_the_service_cannot_reach_the_runs_disk(
-    patient: Server, tmp_path: Path
+    live_patient: Server, tmp_path: Path, run_id: str
 ) -> None:
     # Given a case the service does not know a BLOCKED.md for, and the run's BLOCKED.md
-    patient.start()
+    patient = live_patient
     client = patient.client()
-    created = client.raise_({**valid_packet(), "packet_id": "esc-loop-remote"})
+    created = client.raise_({**valid_packet(), "run_id": run_id, "packet_id": "esc-loop-remote"})
     blocked = tmp_path / "BLOCKED.md"
     blocked.write_text(
         render_blocked(valid_packet(), parse_options(None), escalation_id=created["id"]), "utf-8"
@@ -190,12 +190,13 @@ def test_wait_unblock_does_it_when_the_service_cannot_reach_the_runs_disk(
 
 
 def test_a_refused_packet_still_blocks_the_loop_and_says_nothing_was_sent(
-    server: Server, tmp_path: Path
+    live: Server, tmp_path: Path, run_id: str
 ) -> None:
     # Given a packet the service refuses (no evidence)
-    server.start()
+    server = live
     packet = tmp_path / "packet.json"
-    packet.write_text(json.dumps({**valid_packet(), "evidence": []}), encoding="utf-8")
+    refused = {**valid_packet(), "run_id": run_id, "evidence": []}
+    packet.write_text(json.dumps(refused), encoding="utf-8")
     # When the run raises it with --blocked-file
     result = subprocess.run(
         [ESCALATE, "raise", "--packet", str(packet), "--blocked-file"],
@@ -212,7 +213,7 @@ def test_a_refused_packet_still_blocks_the_loop_and_says_nothing_was_sent(
     text = (tmp_path / "BLOCKED.md").read_text()
     assert [line for line in text.splitlines() if line.startswith("#")] == HEADINGS
     assert "- Escalation: NOT FILED, nobody may have been asked: the service refused" in text
-    assert server.client().list(run=valid_packet()["run_id"]) == []
+    assert server.client().list(run=run_id) == []
 
 
 def test_with_the_service_down_the_loop_still_stops(tmp_path: Path) -> None:
