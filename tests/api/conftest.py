@@ -65,6 +65,22 @@ def live_patient(run_dir: Path) -> Server:
 
 
 @pytest.fixture
+def gated(run_dir: Path) -> Server:
+    """The shared serve on the test design with tools rules (the hook's), windows of minutes."""
+    from tests.api.test_claude_hook import gated_text
+
+    return shared_server(run_dir, "gated-minutes", gated_text(patient=True))
+
+
+@pytest.fixture
+def gated_impatient(run_dir: Path) -> Server:
+    """The shared serve on the test design with tools rules, windows of seconds."""
+    from tests.api.test_claude_hook import gated_text
+
+    return shared_server(run_dir, "gated-seconds", gated_text(patient=False))
+
+
+@pytest.fixture
 def run_id() -> str:
     """A run of the test's own on a shared serve, so no other test's open case is joined."""
     return f"run-{secrets.token_hex(4)}"

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,6 +14,8 @@ from tests.api.test_shell_loop import agent_env
 from tests.support.waiting import wait_until
 from tests.workers.conftest import DESIGN, patient_text
 
+SESSION = "sess-42"
+RUN = f"claude-code-{SESSION}"  # the run a session's cases are filed under (one per serve)
 TOOLS = """
 tools:
   Bash:
@@ -27,19 +28,17 @@ tools:
 """
 
 
-def gated_design(tmp_path: Path, *, patient: bool) -> Path:
-    text = patient_text() if patient else DESIGN.read_text()
-    path = tmp_path / "design-gated.yaml"
-    path.write_text(text + TOOLS, encoding="utf-8")
-    return path
+def gated_text(*, patient: bool) -> str:
+    """The test design with the tools rules above."""
+    return (patient_text() if patient else DESIGN.read_text()) + TOOLS
 
 
 def payload(tool: str, tool_input: dict[str, Any], use_id: str) -> str:
     """PreToolUse input as Claude Code's hooks reference documents it."""
     return json.dumps(
         {
-            "session_id": "sess-42",
-            "transcript_path": "/home/dev/.claude/projects/x/sess-42.jsonl",
+            "session_id": SESSION,
+            "transcript_path": f"/home/dev/.claude/projects/x/{SESSION}.jsonl",
             "cwd": "/home/dev/repo",
             "permission_mode": "default",
             "hook_event_name": "PreToolUse",
@@ -83,10 +82,9 @@ WRITE_ENV = {"file_path": "/home/dev/repo/.env", "content": "DEBUG=1\n"}
 MCP_DELETE = {"sql": "DELETE FROM users WHERE inactive"}
 
 
-def test_allowed_at_once_or_by_a_person(patient: Server, tmp_path: Path) -> None:
+def test_allowed_at_once_or_by_a_person(gated: Server) -> None:
     # Given a design whose tools rules stop rm -rf, .env writes and DELETEs
-    patient.env["ESCALATE_DESIGN"] = str(gated_design(tmp_path, patient=True))
-    patient.start()
+    patient = gated
     client = patient.client()
     # When the hook sees harmless calls of each kind
     for tool, tool_input in [
@@ -104,7 +102,7 @@ def test_allowed_at_once_or_by_a_person(patient: Server, tmp_path: Path) -> None
     assert answer["permissionDecision"] == "deny"
     assert "secret" in answer["permissionDecisionReason"]
     assert token not in json.dumps(answer)
-    assert client.list() == []
+    assert client.list(run=RUN) == []
     # When the hook's own wait runs out before anyone answers
     first = run_hook(patient, payload("Bash", BASH_RM, "toolu_rm"), "--wait", "1")
     # Then the call is denied, never allowed, and says a case is open
@@ -117,7 +115,7 @@ def test_allowed_at_once_or_by_a_person(patient: Server, tmp_path: Path) -> None
         "toolu_db": start_hook(patient, payload("mcp__db__query", MCP_DELETE, "toolu_db")),
     }
     cases = wait_until(
-        lambda: {case["packet_id"]: case["id"] for case in client.list()},
+        lambda: {case["packet_id"]: case["id"] for case in client.list(run=RUN)},
         lambda found: len(found) == 3,
         timeout=30,
         every=0.2,
@@ -143,10 +141,9 @@ def test_allowed_at_once_or_by_a_person(patient: Server, tmp_path: Path) -> None
 
 
 @pytest.mark.impatient
-def test_a_defaulted_case_denies(server: Server, tmp_path: Path) -> None:
+def test_a_defaulted_case_denies(gated_impatient: Server) -> None:
     # Given the short test design: a low case applies its default within seconds
-    server.env["ESCALATE_DESIGN"] = str(gated_design(tmp_path, patient=False))
-    server.start()
+    server = gated_impatient
     # When nobody answers the hook's case
     answer = run_hook(server, payload("Bash", {"command": "shred -u key.pem"}, "toolu_shred"))
     # Then the default applies, and a default never allows

@@ -30,10 +30,10 @@ def step(server: Server, *args: str) -> dict[str, Any]:
 
 
 def test_an_interrupt_is_decided_and_resumed_in_another_process(
-    patient: Server, tmp_path: Path
+    live_patient: Server, tmp_path: Path
 ) -> None:
     # Given a graph that stopped at interrupt() and filed it as an escalation
-    patient.start()
+    patient = live_patient
     db = str(tmp_path / "checkpoints.sqlite")
     case_id = step(patient, "raise", db, "thread-1")["id"]
     admin = patient.client()

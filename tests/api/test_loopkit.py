@@ -76,10 +76,10 @@ def loop(repo: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
 
 
 def test_a_loopkit_loop_escalates_from_its_repo_and_reads_the_decision_in_its_plan(
-    patient: Server, tmp_path: Path
+    live_patient: Server, tmp_path: Path
 ) -> None:
     # Given a service, and a user who ran `escalate login` once from their home folder
-    patient.start()
+    patient = live_patient
     env = shell_without_service(tmp_path, patient)
     logged = subprocess.run(
         [ESCALATE, "login", "--url", patient.url, "--home", str(patient.home), "--role", "agent"],
@@ -131,10 +131,10 @@ def test_a_loopkit_loop_escalates_from_its_repo_and_reads_the_decision_in_its_pl
 
 
 def test_from_a_folder_with_no_service_and_no_login_nothing_is_made_up(
-    patient: Server, tmp_path: Path
+    live_patient: Server, tmp_path: Path
 ) -> None:
     # Given a run's shell with neither ESCALATE_URL/ESCALATE_TOKEN nor a saved login
-    patient.start()
+    patient = live_patient
     env = shell_without_service(tmp_path, patient)
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()

@@ -9,13 +9,11 @@ import json
 import os
 import subprocess
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import Any
 
 import httpx
 from mcp import Client, StdioServerParameters
 
-from tests.api.test_claude_hook import gated_design
 from tests.api.test_serve import ESCALATE, Server, free_port, wait_for
 from tests.api.test_shell_loop import agent_env
 from tests.support.processes import stop
@@ -43,12 +41,9 @@ async def tool(client: Client, name: str, **arguments: Any) -> dict[str, Any]:
     return data
 
 
-def test_an_agent_raises_waits_and_resumes_from_another_process(
-    patient: Server, tmp_path: Path
-) -> None:
+def test_an_agent_raises_waits_and_resumes_from_another_process(gated: Server, run_id: str) -> None:
     # Given a live service and an agent whose MCP client starts `escalate mcp`
-    patient.env["ESCALATE_DESIGN"] = str(gated_design(tmp_path, patient=True))
-    patient.start()
+    patient = gated
     seen: dict[str, Any] = {}
 
     async def first(client: Client) -> None:
@@ -100,7 +95,7 @@ def test_an_agent_raises_waits_and_resumes_from_another_process(
         created = await tool(
             client,
             "raise_escalation",
-            packet={**valid_packet(), "packet_id": "esc-mcp-1"},
+            packet={**valid_packet(), "run_id": run_id, "packet_id": "esc-mcp-1"},
             options=["Skip the 3 records", {"label": "Stop the migration", "value": "stop"}],
         )
         assert created["id"] and created["recipient"] == "data-ops"

@@ -38,9 +38,9 @@ def filed_id(process: subprocess.Popen) -> str:
 
 
 def test_an_orchestrator_raises_from_its_folder_and_gets_the_operators_command(
-    patient: Server, tmp_path: Path
+    live_patient: Server, tmp_path: Path
 ) -> None:
-    patient.start()
+    patient = live_patient
     state = tmp_path / "pipeline"
     state.mkdir()
     (state / "phase_state.json").write_text(
@@ -87,12 +87,11 @@ def test_an_orchestrator_raises_from_its_folder_and_gets_the_operators_command(
 
 
 def test_a_folder_without_phase_state_is_refused_with_the_file_named(
-    patient: Server, tmp_path: Path
+    live: Server, tmp_path: Path
 ) -> None:
-    patient.start()
     refused = subprocess.run(
         [ESCALATE, "pipeline", "raise", "--state-dir", str(tmp_path)],
-        env=agent_env(patient), capture_output=True, text=True, timeout=30,
+        env=agent_env(live), capture_output=True, text=True, timeout=30,
     )  # fmt: skip
     assert refused.returncode == 1
     assert "phase_state.json: required, but not in the state folder" in refused.stderr

@@ -29,9 +29,9 @@ def escalate(server: Server, cwd: Path, *args: str) -> subprocess.CompletedProce
 
 
 def test_a_raise_names_its_workers_queue_and_leaves_recipient_to_the_design(
-    server: Server, tmp_path: Path
+    live: Server, tmp_path: Path
 ) -> None:
-    server.start()
+    server = live
     # Given a run that names its wake task and the queue its own worker consumes
     raised = escalate(
         server, tmp_path, *FLAGS, "--wake-task", "my.wake", "--wake-queue", "my-agent"

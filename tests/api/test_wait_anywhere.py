@@ -23,11 +23,12 @@ def escalate(server: Server, *args: str) -> subprocess.Popen[str]:
     )
 
 
-def test_a_wait_killed_while_parked_is_resumed_by_a_new_process(patient: Server) -> None:
-    server = patient
-    server.start()
+def test_a_wait_killed_while_parked_is_resumed_by_a_new_process(
+    live_patient: Server, run_id: str
+) -> None:
+    server = live_patient
     client = server.client()
-    created = client.raise_({**valid_packet(), "packet_id": "esc-anywhere-1"})
+    created = client.raise_({**valid_packet(), "run_id": run_id, "packet_id": "esc-anywhere-1"})
     wait_for(client, created["id"], "awaiting")
     # Given a run's wait that is killed while the case is still open
     first = escalate(server, "wait", created["id"])
