@@ -119,7 +119,7 @@ def browser() -> Iterator[object]:
 def signed_in(browser: object, console: Console, viewport: dict[str, int]) -> object:
     context = browser.new_context(viewport=viewport)  # type: ignore[attr-defined]
     page = context.new_page()
-    page.set_default_timeout(5000)
+    page.set_default_timeout(30_000)  # a loaded 2-core machine: a click's navigation took over 5 s
     page.goto(f"{console.url}/dashboard")
     assert page.url.endswith("/dashboard/login")
     page.fill("input[name=token]", "op-t")
