@@ -156,12 +156,13 @@ def hours_from_now(tmp_path: Path, seconds: float) -> Path:
 class TestWorkingHours:
     @pytest.fixture
     def settings(self, settings: Settings, tmp_path: Path) -> Settings:
-        return settings.model_copy(update={"design": hours_from_now(tmp_path, 5)})
+        # twelve seconds: at full suite load a worker took over five to start and route
+        return settings.model_copy(update={"design": hours_from_now(tmp_path, 12)})
 
     def test_a_low_page_waits_for_the_hours_and_a_critical_one_pierces_them(
         self, service: Harness
     ) -> None:
-        # Given low's hours open five seconds from now
+        # Given low's hours open twelve seconds from now
         raised = datetime.now(UTC)
         service.send(packet("esc-hours-low", severity="low", waiting_behavior="safe_subset"))
         service.send(

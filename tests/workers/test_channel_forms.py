@@ -17,7 +17,7 @@ from models.settings import Settings
 from tests.support.peers import Mailbox, Subscriber, mqtt_subscriber, smtp_server
 from tests.support.sink import HttpSink
 from tests.support.waiting import wait_until
-from tests.workers.conftest import DESIGN, TAGS, Harness
+from tests.workers.conftest import TAGS, Harness, patient_design
 from workflows.examples import valid_packet
 
 MARKUP = "Skip <customer_ref> rows? <a href='https://evil.example/x'>click</a>"
@@ -68,7 +68,9 @@ def settings(
     config.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return Settings(
         home=tmp_path / "home",
-        design=DESIGN,
+        # windows of minutes: under load the test design's 2 s default closed the case
+        # before the answer came (outcome "superseded")
+        design=patient_design(tmp_path),
         apprise_config=config,
         queue=f"test-{secrets.token_hex(4)}",
         sweep_interval=0.25,
@@ -109,7 +111,6 @@ def test_each_channel_class_reads_its_own_form(
     assert "reply here" not in text and "reply on this channel" not in text
     assert case.id in text and code.group(1) in text
     # the chat (Mattermost) and push (ntfy, MQTT) forms are short, with the code and one link
-    # (the first of each: under load the 1 s window's follow-up may be in already)
     chat = service.sink.posts("/hooks/mmtoken")[0].body["text"]
     ntfy = service.sink.posts("/")[0]
     push = json.loads(mqtt) if mqtt.startswith(b"{") else mqtt.decode()
@@ -166,7 +167,7 @@ def test_every_channel_that_was_paged_learns_the_outcome(
     assert reply.json()["outcome"] == "decided"
     service.in_state(case.id, "closed")
     # Then every paged channel gets a short notice: who, what, when, nothing more needed
-    # (found by subject: under load the 1 s window's follow-up may come in between)
+    # (found by subject)
     decided = "[escalate] Decided: approve · run-8842"
     mails = wait_until(
         lambda: list(mailbox[0].messages),
