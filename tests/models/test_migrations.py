@@ -10,6 +10,7 @@ import pytest
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
+from alembic.script import ScriptDirectory
 from sqlalchemy import text
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, SQLModel, col, select
@@ -32,14 +33,34 @@ def settings(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Setting
         yield Settings(home=tmp_path, database_url=url)
 
 
-def test_upgrading_an_empty_database_gives_the_models_schema(settings: Settings) -> None:
-    upgrade(settings)
-    upgrade(settings)  # and running it again on start is harmless
+def schema_differences(settings: Settings) -> tuple[list[object], str | None]:
+    """What the database lacks or has beyond the models, and its Alembic revision."""
     engine = make_engine(settings)
     with engine.connect() as connection:
-        differences = compare_metadata(MigrationContext.configure(connection), SQLModel.metadata)
+        context = MigrationContext.configure(connection)
+        differences = compare_metadata(context, SQLModel.metadata)
+        revision = context.get_current_revision()
     engine.dispose()
-    assert differences == []
+    return differences, revision
+
+
+def head() -> str | None:
+    return ScriptDirectory.from_config(alembic_config(Settings())).get_current_head()
+
+
+def test_every_migration_from_empty_gives_the_models_schema(settings: Settings) -> None:
+    command.upgrade(alembic_config(settings), "head")
+    assert schema_differences(settings) == ([], head())
+
+
+def test_an_empty_database_is_built_at_head_and_upgrading_again_changes_nothing(
+    settings: Settings,
+) -> None:
+    # An empty database is made from the models and stamped (what every start then reads)
+    upgrade(settings)
+    assert schema_differences(settings) == ([], head())
+    upgrade(settings)  # and running it again on start is harmless
+    assert schema_differences(settings) == ([], head())
 
 
 def test_open_blocker_sets_of_one_task_become_one_set(settings: Settings) -> None:
