@@ -12,6 +12,7 @@ from typing import Any
 
 import httpx
 
+from workers.outbound import tls
 from workflows.stage_results import DeliveryState
 
 
@@ -35,7 +36,9 @@ def post_json(
     """POST `body`; SENT on a 2xx whose JSON does not say ok=false, UNKNOWN on a timeout
     (it may have arrived), FAILED otherwise (worth another try later)."""
     try:
-        response = httpx.post(url, json=dict(body), headers=dict(headers or {}), timeout=timeout)
+        response = httpx.post(
+            url, json=dict(body), headers=dict(headers or {}), timeout=timeout, verify=tls()
+        )
     except httpx.TimeoutException:
         return Posted(DeliveryState.UNKNOWN, {}, f"{name}: no answer within {timeout:g}s")
     except httpx.HTTPError as exc:

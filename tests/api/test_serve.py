@@ -53,6 +53,7 @@ class Server:
         self.home, self.env = home, env
         self.url = f"http://127.0.0.1:{env['ESCALATE_PORT']}"
         self.process: subprocess.Popen[bytes] | None = None
+        self._client: Escalations | None = None
 
     def start(self, command: list[str] | None = None) -> None:
         """`escalate serve`, or `command` that runs it, until it answers /healthz."""
@@ -63,17 +64,20 @@ class Server:
             stderr=subprocess.DEVNULL,
         )
         process = self.process
+        # One client for every poll: a new one loads the certificates again (~20 ms of CPU)
+        http = httpx.Client(trust_env=False, verify=False, timeout=1)
 
         def healthy() -> bool:
             assert process.poll() is None, "serve exited during start"
             try:
-                answered = httpx.get(f"{self.url}/healthz", timeout=1).status_code == 200
+                answered = http.get(f"{self.url}/healthz").status_code == 200
             except httpx.HTTPError:
                 return False
             return answered and process.poll() is None  # ours answered, not a stranger
 
         # Generous: three Python processes start here, and a loaded 2-core machine is slow at it.
-        wait_until(healthy, timeout=90, every=0.1, what="serve to answer /healthz")
+        with http:
+            wait_until(healthy, timeout=90, every=0.1, what="serve to answer /healthz")
 
     def processes(self) -> list[int]:
         """Every live process working on this server's state folder (serve's children)."""
@@ -121,8 +125,11 @@ class Server:
         )
 
     def client(self) -> Escalations:
-        tokens = json.loads((self.home / "tokens.json").read_text())
-        return Escalations(self.url, tokens["admin"])
+        """An admin client, made once: a new one loads the certificates again (~20 ms)."""
+        if self._client is None:
+            tokens = json.loads((self.home / "tokens.json").read_text())
+            self._client = Escalations(self.url, tokens["admin"])
+        return self._client
 
 
 def make_server(folder: Path, sink: HttpSink | None, design: Path = DESIGN) -> Server:

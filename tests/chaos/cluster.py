@@ -245,8 +245,10 @@ class Cluster:
         wait_until(self.api_answers, timeout=60, what="the API to answer /healthz")
 
     def api_answers(self) -> bool:
+        # plain HTTP on loopback: no certificates to load for each poll (~20 ms of CPU each)
         try:
-            return httpx.get(f"{self.api_url}/healthz", timeout=2).status_code == 200
+            with httpx.Client(trust_env=False, verify=False, timeout=2) as http:
+                return http.get(f"{self.api_url}/healthz").status_code == 200
         except httpx.HTTPError:
             return False
 

@@ -80,7 +80,7 @@ def test_https_to_a_checked_address_verifies_the_name_asked_for(
 
     monkeypatch.setattr(socket, "getaddrinfo", resolve)
     monkeypatch.setenv("SSL_CERT_FILE", str(cert))
-    monkeypatch.setattr(outbound, "_tls", lambda: httpx.create_ssl_context(trust_env=True))
+    monkeypatch.setattr(outbound, "tls", lambda: httpx.create_ssl_context(trust_env=True))
     policy = OutboundPolicy(parse_allow_list("127.0.0.1/32"))
     # When each is fetched
     with outbound.request("GET", f"https://{NAME}:{port}/x", policy=policy, timeout=5) as ok:
