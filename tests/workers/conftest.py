@@ -93,7 +93,10 @@ def settings(
         delivery_backoff=0.05,
         delivery_retry_interval=0.3,
         delivery_max_attempts=3,
-        send_timeout=3.0,
+        # Ample for a sink's 500 at full suite load: a slower answer reads as unknown (held,
+        # never abandoned), and a test of a failing channel then waits in vain. Hang tests
+        # set their own.
+        send_timeout=10.0,
         # Runs' webhooks and http probes reach only this test's sink (loopback is refused).
         outbound_allow=f"127.0.0.1:{sink.server.server_port}",
         **backend,
