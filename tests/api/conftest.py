@@ -61,7 +61,7 @@ def live(run_dir: Path) -> Server:
 @pytest.fixture
 def live_patient(run_dir: Path) -> Server:
     """The run's shared serve with windows of minutes: no timeout default races an answer."""
-    return shared_server(run_dir, "minutes", patient_text())
+    return shared_server(run_dir, "minutes", patient_text(), sweep=1.0)
 
 
 @pytest.fixture
@@ -69,7 +69,7 @@ def gated(run_dir: Path) -> Server:
     """The shared serve on the test design with tools rules (the hook's), windows of minutes."""
     from tests.api.test_claude_hook import gated_text
 
-    return shared_server(run_dir, "gated-minutes", gated_text(patient=True))
+    return shared_server(run_dir, "gated-minutes", gated_text(patient=True), sweep=1.0)
 
 
 @pytest.fixture

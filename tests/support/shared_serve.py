@@ -38,8 +38,9 @@ def session_pid() -> int:
     return os.getppid() if "PYTEST_XDIST_WORKER" in os.environ else os.getpid()
 
 
-def shared_server(run: Path, name: str, design_text: str) -> Server:
-    """The run's serve called `name` on this design, started now if no process has yet."""
+def shared_server(run: Path, name: str, design_text: str, *, sweep: float = 0.25) -> Server:
+    """The run's serve called `name` on this design, started now if no process has yet.
+    `sweep`: seconds between sweeps, the serve's idle cost (1 s: a quarter of 0.25 s's)."""
     folder = run / "shared-serves" / name
     folder.mkdir(parents=True, exist_ok=True)
     with (folder / "lock").open("w") as lock:
@@ -51,6 +52,7 @@ def shared_server(run: Path, name: str, design_text: str) -> Server:
         design = folder / "design.yaml"
         design.write_text(design_text, encoding="utf-8")
         server = make_server(folder, None, design)
+        server.env["ESCALATE_SWEEP_INTERVAL"] = str(sweep)
         watch = [sys.executable, "-m", "tests.support.shared_serve", str(session_pid())]
         server.start(watch)
         server.process = None  # not this process's to stop: the watchdog's
