@@ -49,12 +49,15 @@ def packet(index: int, run: str) -> dict[str, Any]:
     }
 
 
+# A backend publishes its counters at most once a second, and one that went idle within
+# that second only after 10 s more (PostgreSQL 15, PGSTAT_IDLE_INTERVAL): waiting 1.5 s
+# undercounted the workers' writes by up to half, and so the floor's work.
+STATS_WAIT = 11.0
+
+
 def row_writes(url: str) -> tuple[int, int]:
     """(rows inserted + updated + deleted, commits) so far in this database."""
-    # A backend publishes its counters at most once a second, and one that went idle within
-    # that second only after 10 s more (PostgreSQL 15, PGSTAT_IDLE_INTERVAL): waiting 1.5 s
-    # undercounted the workers' writes by up to half, and so the floor's work.
-    time.sleep(11)
+    time.sleep(STATS_WAIT)
     with create_engine(url).connect() as connection:
         tuples = connection.execute(
             text("SELECT sum(n_tup_ins + n_tup_upd + n_tup_del) FROM pg_stat_user_tables")
