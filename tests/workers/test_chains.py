@@ -80,22 +80,37 @@ def test_a_chain_pages_each_level_in_turn_and_a_decision_stops_the_rest(service:
     assert len(pages) == sent
 
 
-def test_an_ack_stops_a_chain_that_stops_on_ack_but_the_default_still_applies(
-    service: Harness,
-) -> None:
-    # Given a medium case whose chain paged its first level
-    service.send(packet("esc-chain-2"))
-    case = service.case("run-8842", "esc-chain-2")
-    service.sink.wait_for(lambda _: len(chain_posts(service, "/oncall", case.id)) >= 1)
-    # When the on-call person acknowledges it
-    acknowledge(runtime_for(service.app), case.id, by="dashboard:ana", reason="on it")
-    # Then no further level is paged, and the timeout default still decides at the deadline
-    closed = service.in_state(case.id, "closed", timeout=30)
-    assert closed.outcome == "defaulted" and closed.acknowledged_by == "dashboard:ana"
-    assert chain_posts(service, "/pager", case.id) == []
-    assert len(chain_posts(service, "/oncall", case.id)) == 1
-    [stopped] = service.events(case.id, "pages_stopped")
-    assert stopped.detail["why"] == "acknowledged" and stopped.detail["purposes"] == ["chain"]
+class TestAnAcknowledgement:
+    @pytest.fixture
+    def settings(self, settings: Settings, tmp_path: Path) -> Settings:
+        """The second level 8 s after the first, one round, and the default at 15 s: at
+        full suite load an acknowledgement sent on seeing the first page came more than 2 s
+        later, after the second level was due. It is still due before the default."""
+        data = yaml.safe_load(CHAINS.read_text())
+        medium = data["severities"]["medium"]
+        medium["chain"]["levels"][1]["after"] = "8s"
+        medium["chain"]["repeat"] = 0
+        medium["timeout"] = "15s"
+        path = tmp_path / "design-slow-second-level.yaml"
+        path.write_text(yaml.safe_dump(data))
+        return settings.model_copy(update={"design": path})
+
+    def test_stops_a_chain_that_stops_on_ack_but_the_default_still_applies(
+        self, service: Harness
+    ) -> None:
+        # Given a medium case whose chain paged its first level
+        service.send(packet("esc-chain-2"))
+        case = service.case("run-8842", "esc-chain-2")
+        service.sink.wait_for(lambda _: len(chain_posts(service, "/oncall", case.id)) >= 1)
+        # When the on-call person acknowledges it
+        acknowledge(runtime_for(service.app), case.id, by="dashboard:ana", reason="on it")
+        # Then no further level is paged, and the timeout default still decides at the deadline
+        closed = service.in_state(case.id, "closed", timeout=30)
+        assert closed.outcome == "defaulted" and closed.acknowledged_by == "dashboard:ana"
+        assert chain_posts(service, "/pager", case.id) == []
+        assert len(chain_posts(service, "/oncall", case.id)) == 1
+        [stopped] = service.events(case.id, "pages_stopped")
+        assert stopped.detail["why"] == "acknowledged" and stopped.detail["purposes"] == ["chain"]
 
 
 @pytest.mark.parametrize("via", ["dashboard", "chat"])
