@@ -146,11 +146,12 @@ def _who_answers(url: str) -> str:
         return "another program listens there"
 
 
-def _answers(url: str) -> bool:
+def answers(url: str, timeout: float = 1) -> bool:
+    """Whether our /healthz at `url` answers 200 within `timeout` seconds."""
     import httpx
 
     try:
-        return _health(url, timeout=1).status_code == 200
+        return _health(url, timeout=timeout).status_code == 200
     except httpx.HTTPError:
         return False
 
@@ -181,7 +182,7 @@ def supervise(
     answered = False
     try:
         while not stopping:
-            if not answered and children["api"].poll() is None and _answers(url):
+            if not answered and children["api"].poll() is None and answers(url):
                 answered = True
                 ready()
             for name, child in children.items():

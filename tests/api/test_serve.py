@@ -17,6 +17,7 @@ import httpx
 import pytest
 
 from api.client import Escalations
+from api.serve import answers
 from tests.support.sink import HttpSink
 from tests.support.waiting import wait_until
 from tests.workers.conftest import DESIGN, windows_text, write_apprise_config
@@ -64,20 +65,14 @@ class Server:
             stderr=subprocess.DEVNULL,
         )
         process = self.process
-        # One client for every poll: a new one loads the certificates again (~20 ms of CPU)
-        http = httpx.Client(trust_env=False, verify=False, timeout=1)
 
         def healthy() -> bool:
             assert process.poll() is None, "serve exited during start"
-            try:
-                answered = http.get(f"{self.url}/healthz").status_code == 200
-            except httpx.HTTPError:
-                return False
-            return answered and process.poll() is None  # ours answered, not a stranger
+            # ours answered, not a stranger
+            return answers(self.url) and process.poll() is None
 
         # Generous: three Python processes start here, and a loaded 2-core machine is slow at it.
-        with http:
-            wait_until(healthy, timeout=90, every=0.1, what="serve to answer /healthz")
+        wait_until(healthy, timeout=90, every=0.1, what="serve to answer /healthz")
 
     def processes(self) -> list[int]:
         """Every live process working on this server's state folder (serve's children)."""
