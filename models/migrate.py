@@ -28,9 +28,14 @@ from models.state_files import private_folder
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 
 
-def alembic_config(settings: Settings) -> Config:
+def _scripts_config() -> Config:
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
+    return config
+
+
+def alembic_config(settings: Settings) -> Config:
+    config = _scripts_config()
     config.set_main_option("sqlalchemy.url", settings.resolved_database_url)
     return config
 
@@ -38,9 +43,7 @@ def alembic_config(settings: Settings) -> Config:
 @cache
 def _scripts() -> ScriptDirectory:
     """The migration scripts, read once per process."""
-    config = Config()
-    config.set_main_option("script_location", str(MIGRATIONS))
-    return ScriptDirectory.from_config(config)
+    return ScriptDirectory.from_config(_scripts_config())
 
 
 def upgrade(settings: Settings) -> None:
