@@ -17,7 +17,7 @@ from sqlmodel import Session, SQLModel, col, select
 
 import models.tables  # noqa: F401  (registers the tables)
 from models.db import make_engine
-from models.migrate import alembic_config, upgrade
+from models.migrate import HEAD, alembic_config, upgrade
 from models.settings import Settings
 from models.tables import TaskWait
 from tests.support.services import fresh_postgres_database
@@ -46,6 +46,12 @@ def schema_differences(settings: Settings) -> tuple[list[object], str | None]:
 
 def head() -> str | None:
     return ScriptDirectory.from_config(alembic_config(Settings())).get_current_head()
+
+
+def test_head_names_the_newest_migration() -> None:
+    # A start compares the database with HEAD without loading Alembic: a new migration
+    # must move it, or every start would take the slow way through Alembic
+    assert head() == HEAD
 
 
 def test_every_migration_from_empty_gives_the_models_schema(settings: Settings) -> None:
