@@ -64,7 +64,8 @@ def requests(draw: st.DrawFn) -> dict[str, Any]:
     if wake == "task":
         request["wake"] = {"task": "test.woken" + draw(texts) + "t" * draw(lengths)}
     elif wake == "webhook":
-        path = quote(draw(texts), safe="") + "w" * draw(lengths)
+        # a lone surrogate goes as the bytes it would be, percent-encoded: invalid UTF-8
+        path = quote(draw(texts), safe="", errors="surrogatepass") + "w" * draw(lengths)
         request["wake"] = {"webhook": f"__SINK__/wake/{path}"}
     return request
 
