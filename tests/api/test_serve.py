@@ -136,7 +136,7 @@ def make_server(folder: Path, sink: HttpSink | None, design: Path = DESIGN) -> S
         "ESCALATE_HOME": str(home),
         "ESCALATE_PORT": str(free_port()),
         "ESCALATE_DESIGN": str(design),
-        "ESCALATE_SWEEP_INTERVAL": "0.25",
+        "ESCALATE_SWEEP_INTERVAL": "0.5",  # windows of seconds: defaults land near due
         "ESCALATE_STALL_AFTER": "1",
     }
     for name in (

@@ -38,9 +38,10 @@ def session_pid() -> int:
     return os.getppid() if "PYTEST_XDIST_WORKER" in os.environ else os.getpid()
 
 
-def shared_server(run: Path, name: str, design_text: str, *, sweep: float = 0.25) -> Server:
+def shared_server(run: Path, name: str, design_text: str, *, sweep: float = 0.5) -> Server:
     """The run's serve called `name` on this design, started now if no process has yet.
-    `sweep`: seconds between sweeps, the serve's idle cost (1 s: a quarter of 0.25 s's)."""
+    `sweep`: seconds between sweeps, the serve's idle cost through the whole run (1 s: a
+    quarter of 0.25 s's); half a second keeps seconds-long windows' defaults near due."""
     folder = run / "shared-serves" / name
     folder.mkdir(parents=True, exist_ok=True)
     with (folder / "lock").open("w") as lock:
