@@ -37,7 +37,7 @@ def api_client(api_settings: Settings) -> Iterator[TestClient]:
 # The live `escalate serve` fixture, shared by every test in tests/api.
 from tests.api.test_serve import Server, server  # noqa: E402, F401
 from tests.support.shared_serve import run_folder, shared_server  # noqa: E402
-from tests.workers.conftest import DESIGN, patient_design, patient_text  # noqa: E402
+from tests.workers.conftest import patient_design  # noqa: E402
 
 
 @pytest.fixture
@@ -52,32 +52,22 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return run_folder(tmp_path_factory.getbasetemp())
 
 
+# Two shared serves, each idling through the whole run once started (about 12 s of CPU in
+# a run): their designs carry the Claude hook's tools rules too, which gate only the hook.
 @pytest.fixture
 def live(run_dir: Path) -> Server:
     """The run's shared serve on the test design (windows of seconds): see shared_serve."""
-    return shared_server(run_dir, "seconds", DESIGN.read_text())
+    from tests.api.test_claude_hook import gated_text
+
+    return shared_server(run_dir, "seconds", gated_text(patient=False))
 
 
 @pytest.fixture
 def live_patient(run_dir: Path) -> Server:
     """The run's shared serve with windows of minutes: no timeout default races an answer."""
-    return shared_server(run_dir, "minutes", patient_text(), sweep=1.0)
-
-
-@pytest.fixture
-def gated(run_dir: Path) -> Server:
-    """The shared serve on the test design with tools rules (the hook's), windows of minutes."""
     from tests.api.test_claude_hook import gated_text
 
-    return shared_server(run_dir, "gated-minutes", gated_text(patient=True), sweep=1.0)
-
-
-@pytest.fixture
-def gated_impatient(run_dir: Path) -> Server:
-    """The shared serve on the test design with tools rules, windows of seconds."""
-    from tests.api.test_claude_hook import gated_text
-
-    return shared_server(run_dir, "gated-seconds", gated_text(patient=False))
+    return shared_server(run_dir, "minutes", gated_text(patient=True), sweep=1.0)
 
 
 @pytest.fixture

@@ -82,9 +82,9 @@ WRITE_ENV = {"file_path": "/home/dev/repo/.env", "content": "DEBUG=1\n"}
 MCP_DELETE = {"sql": "DELETE FROM users WHERE inactive"}
 
 
-def test_allowed_at_once_or_by_a_person(gated: Server) -> None:
+def test_allowed_at_once_or_by_a_person(live_patient: Server) -> None:
     # Given a design whose tools rules stop rm -rf, .env writes and DELETEs
-    patient = gated
+    patient = live_patient
     client = patient.client()
     # When the hook sees harmless calls of each kind
     for tool, tool_input in [
@@ -141,9 +141,9 @@ def test_allowed_at_once_or_by_a_person(gated: Server) -> None:
 
 
 @pytest.mark.impatient
-def test_a_defaulted_case_denies(gated_impatient: Server) -> None:
+def test_a_defaulted_case_denies(live: Server) -> None:
     # Given the short test design: a low case applies its default within seconds
-    server = gated_impatient
+    server = live
     # When nobody answers the hook's case
     answer = run_hook(server, payload("Bash", {"command": "shred -u key.pem"}, "toolu_shred"))
     # Then the default applies, and a default never allows

@@ -41,9 +41,11 @@ async def tool(client: Client, name: str, **arguments: Any) -> dict[str, Any]:
     return data
 
 
-def test_an_agent_raises_waits_and_resumes_from_another_process(gated: Server, run_id: str) -> None:
+def test_an_agent_raises_waits_and_resumes_from_another_process(
+    live_patient: Server, run_id: str
+) -> None:
     # Given a live service and an agent whose MCP client starts `escalate mcp`
-    patient = gated
+    patient = live_patient
     seen: dict[str, Any] = {}
 
     async def first(client: Client) -> None:
