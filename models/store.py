@@ -9,7 +9,7 @@ from dataclasses import asdict
 from dataclasses import fields as dataclass_fields
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
-from typing import Any
+from typing import Any, Protocol
 
 from sqlalchemy import text
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
@@ -131,8 +131,19 @@ def resolution_of(row: Escalation) -> Resolution | None:
     return Resolution(row.outcome) if row.outcome else None
 
 
+class Stamped(Protocol):
+    """What an event is stamped from: a case row, or only its id and state where reading
+    the whole row (its packet, snapshot and design) would cost more than the event."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def state(self) -> State: ...
+
+
 def add_event(
-    session: Session, row: Escalation, kind: str, detail: Mapping[str, Any], *, now: datetime
+    session: Session, row: Stamped, kind: str, detail: Mapping[str, Any], *, now: datetime
 ) -> None:
     """Append one event row for the case, stamped with its current state."""
     session.add(

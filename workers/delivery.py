@@ -56,6 +56,14 @@ def _send_lease(settings: Any) -> timedelta:
 
 
 @dataclass(frozen=True)
+class CaseState:
+    """A case's id and state: what a send's record stamps its event with."""
+
+    id: str
+    state: State
+
+
+@dataclass(frozen=True)
 class Cited:
     """The case a delivery-failure case stands in for: its page carries that one's code."""
 
@@ -331,12 +339,16 @@ def send_claimed(app: Celery, runtime: Runtime, claimed: Claimed, *, durable: bo
     exhausted = False
     with transaction(runtime.engine, bookkeeping=not durable) as session:
         # The row as our claim's RETURNING left it: under the lease nothing else changes it
-        # (outbox rows are never deleted), so it is not read again. The case is: its state
-        # stamps the event.
+        # (outbox rows are never deleted), so it is not read again. The case's state is: it
+        # stamps the event (its state alone: the whole row, packet and design, cost more
+        # than the rest of the record).
         row = session.merge(delivery, load=False)
-        case_row = session.get(Escalation, delivery.escalation_id)
-        if case_row is None:
+        state = session.scalar(
+            select(Escalation.state).where(col(Escalation.id) == delivery.escalation_id)
+        )
+        if state is None:
             return
+        case_now = CaseState(delivery.escalation_id, State(state))
         row.lease_until = None
         row.last_error = outcome.error
         resent: list[str] = []
@@ -367,7 +379,7 @@ def send_claimed(app: Celery, runtime: Runtime, claimed: Claimed, *, durable: bo
         session.add(row)
         add_event(
             session,
-            case_row,
+            case_now,
             "delivery_attempt",
             {
                 "delivery": row.id,
@@ -384,15 +396,18 @@ def send_claimed(app: Celery, runtime: Runtime, claimed: Claimed, *, durable: bo
             },
             now=now,
         )
-        case = case_of(case_row)
     for escalation_id in resent:
         nudge(app, Stage.DELIVER, escalation_id)
-    if not exhausted or delivery.purpose not in PAGES or case.state not in OPEN_FOR_DECISION:
+    if not exhausted or delivery.purpose not in PAGES or case_now.state not in OPEN_FOR_DECISION:
         return
     # The decider's page gave up: escalate it. Any other channel giving up afterwards joins
     # that second case and is named there.
-    if delivery.role == Role.PRIMARY or _already_escalated(runtime, case.id):
-        escalate_undelivered(app, runtime, case, delivery, outcome.error or "unconfirmed")
+    if delivery.role == Role.PRIMARY or _already_escalated(runtime, case_now.id):
+        with Session(runtime.engine) as session:
+            case_row = session.get(Escalation, case_now.id)
+            case = case_of(case_row) if case_row is not None else None
+        if case is not None:
+            escalate_undelivered(app, runtime, case, delivery, outcome.error or "unconfirmed")
 
 
 def _already_escalated(runtime: Runtime, escalation_id: str) -> bool:
