@@ -9,10 +9,9 @@ import json
 import os
 import subprocess
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
-from mcp import Client, StdioServerParameters
 
 from tests.api.test_serve import ESCALATE, Server, free_port, wait_for
 from tests.api.test_shell_loop import agent_env
@@ -20,11 +19,18 @@ from tests.support.processes import stop
 from tests.support.waiting import wait_until
 from workflows.examples import incomplete_packet, valid_packet
 
-Session = Callable[[Client], Awaitable[None]]
+if TYPE_CHECKING:
+    from mcp import Client
+
+    Session = Callable[[Client], Awaitable[None]]
 
 
 def over_stdio(server: Server, session: Session) -> None:
     """Run one MCP session with a fresh `escalate mcp` process, as an agent's client would."""
+    # The SDK costs 1.2 s to import: paid by the process that runs these tests, not by
+    # every process's collection
+    from mcp import Client, StdioServerParameters
+
     params = StdioServerParameters(command=ESCALATE, args=["mcp"], env=agent_env(server))
 
     async def run() -> None:
@@ -135,6 +141,8 @@ def test_an_agent_raises_waits_and_resumes_from_another_process(
 
 
 def test_streamable_http_serves_the_same_tools() -> None:
+    from mcp import Client
+
     # Given `escalate mcp --transport http` (check_packet needs no service)
     port = free_port()
     process = subprocess.Popen(
