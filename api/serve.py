@@ -36,7 +36,7 @@ def commands(settings: Settings) -> dict[str, list[str]]:
     python = sys.executable
     home = settings.home.resolve()
     # --quiet: no banner, so the first start shows our lines, not the workers' ASCII art
-    celery = [python, "-m", "celery", "-A", "workers.celery_app", "--quiet"]
+    celery = [python, "-m", "celery", "--quiet"]
     quiet = ["--loglevel", "warning"]
     return {
         "api": [
@@ -55,6 +55,8 @@ def commands(settings: Settings) -> dict[str, list[str]]:
         ],
         "worker": [
             *celery,
+            "-A",
+            "workers.celery_app",
             "worker",
             "--pool",
             "threads",
@@ -67,7 +69,12 @@ def commands(settings: Settings) -> dict[str, list[str]]:
         ],
         # Beat as its own child, not `worker --beat`: that forks beat into a grandchild which
         # a kill -9 of serve left running (seen in tests/api/test_serve.py).
-        "beat": [*celery, "beat", "--schedule", str(home / "celerybeat-schedule"), *quiet],
+        "beat": [
+            *celery,
+            *("-A", "workers.beat_app", "beat"),
+            *("--schedule", str(home / "celerybeat-schedule")),
+            *quiet,
+        ],
     }
 
 

@@ -55,13 +55,14 @@ def celery_config(settings: Settings) -> dict[str, Any]:
     return config
 
 
-def make_celery(settings: Settings) -> Celery:
-    """A Celery app bound to `settings`; nothing connects until a task is sent or consumed."""
+def make_celery(settings: Settings, *, tasks: bool = True) -> Celery:
+    """A Celery app bound to `settings`; nothing connects until a task is sent or consumed.
+    Without `tasks` it only sends by name (beat): our task modules are not imported."""
     if settings.embedded_broker:
         private_folder(settings.home)  # before the broker's folders make it with the umask's mode
         for part in ("queue", "control"):  # the transport expects its folders to exist
             (settings.broker_folder / part).mkdir(parents=True, exist_ok=True)
-    app = Celery("escalation", include=["workers.tasks"])
+    app = Celery("escalation", include=["workers.tasks"] if tasks else [])
     app.conf.update(celery_config(settings))
     app.escalation_settings = settings  # type: ignore[attr-defined]
     return app

@@ -1,4 +1,5 @@
-"""`celery -A workers.celery_app worker|beat`: the app built from ESCALATE_* settings."""
+"""`celery -A workers.celery_app worker`: the app built from ESCALATE_* settings (beat uses
+workers.beat_app, which imports no task)."""
 
 from __future__ import annotations
 

@@ -190,8 +190,8 @@ class Cluster:
     def env(self) -> dict[str, str]:
         return settings_env(self.settings)
 
-    def celery(self, *args: str) -> list[str]:
-        return [sys.executable, "-m", "celery", "-A", "workers.celery_app", *args]
+    def celery(self, *args: str, app: str = "workers.celery_app") -> list[str]:
+        return [sys.executable, "-m", "celery", "-A", app, *args]
 
     def start_worker(self) -> Process:
         """One prefork worker, as docker-compose's `worker` service runs it."""
@@ -218,7 +218,9 @@ class Cluster:
     def start_beat(self, index: int, *, keep: bool = True) -> Process:
         """A beat of its own schedule file; two of them double the sweeps, never a page."""
         schedule = self.folder / f"beat{index}-schedule"
-        command = self.celery("beat", "--schedule", str(schedule), "--loglevel", "warning")
+        command = self.celery(
+            "beat", "--schedule", str(schedule), "--loglevel", "warning", app="workers.beat_app"
+        )
         beat = Process(f"beat{index}", command, self.env, self.folder / f"beat{index}.log")
         beat.start()
         if keep:
