@@ -34,8 +34,10 @@ def denylists() -> list[tuple[str, re.Pattern[str]]]:
 DENYLISTS = denylists()
 
 
+# 25 texts per regex, 49 regexes: a pre-filter that misses a regex's literal misses it in
+# most texts that regex matches (60 a regex cost the suite 10 s more of CPU).
 @pytest.mark.parametrize(("module", "regex"), DENYLISTS, ids=[m for m, _ in DENYLISTS])
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(data=st.data())
 def test_given_text_a_plugin_regex_matches_then_its_module_is_loaded_for_it(
     module: str, regex: re.Pattern[str], data: st.DataObject
