@@ -49,7 +49,7 @@ ENV ESCALATE_HOME=/var/lib/escalate \
 # keeps anything a command might write out of the image (and so out of new volumes).
 RUN ESCALATE_HOME=/tmp/build-check escalate --help > /dev/null \
  && ESCALATE_HOME=/tmp/build-check escalate design check "$ESCALATE_DESIGN" \
- && ESCALATE_HOME=/tmp/build-check python -c "import workers.celery_app, api.app" \
+ && ESCALATE_HOME=/tmp/build-check python -c "import workers.celery_app, workers.beat_app, api.app" \
  && rm -rf /tmp/build-check
 
 USER escalate

@@ -17,7 +17,7 @@ from sqlmodel import Session, SQLModel, col, select
 
 import models.tables  # noqa: F401  (registers the tables)
 from models.db import make_engine
-from models.migrate import HEAD, alembic_config, upgrade
+from models.migrate import MIGRATIONS, alembic_config, newest_revision, upgrade
 from models.settings import Settings
 from models.tables import TaskWait
 from tests.support.services import fresh_postgres_database
@@ -49,9 +49,16 @@ def head() -> str | None:
 
 
 def test_head_names_the_newest_migration() -> None:
-    # A start compares the database with HEAD without loading Alembic: a new migration
-    # must move it, or every start would take the slow way through Alembic
-    assert head() == HEAD
+    # A start compares the database with the newest revision without loading Alembic, by
+    # the scripts' file names: each must be named for its revision, and the newest is head
+    scripts = ScriptDirectory.from_config(alembic_config(Settings()))
+    for script in scripts.walk_revisions():
+        assert script.path is not None
+        assert Path(script.path).name.startswith(f"{script.revision}_"), script.path
+    assert sorted(p.name for p in (MIGRATIONS / "versions").glob("[0-9]*_*.py")) == sorted(
+        Path(s.path).name for s in scripts.walk_revisions() if s.path
+    )
+    assert head() == newest_revision()
 
 
 def test_every_migration_from_empty_gives_the_models_schema(settings: Settings) -> None:
