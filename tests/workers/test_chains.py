@@ -192,17 +192,17 @@ class TestAHold:
 
 def hours_from_now(tmp_path: Path, seconds: float) -> Path:
     """The chains design with low's working hours opening `seconds` from now (UTC)."""
-    data = yaml.safe_load(CHAINS.read_text())
     opens = datetime.now(UTC) + timedelta(seconds=seconds)
-    data["severities"]["low"]["hours"] = {
-        "timezone": "UTC",
-        "days": ["mon", "tue", "wed", "thu", "fri", "sat", "sun"],
-        "start": opens.strftime("%H:%M:%S"),
-        "end": (opens + timedelta(hours=1)).strftime("%H:%M:%S"),
-    }
-    path = tmp_path / "design-hours.yaml"
-    path.write_text(yaml.safe_dump(data))
-    return path
+
+    def hours(severities: dict[str, Any]) -> None:
+        severities["low"]["hours"] = {
+            "timezone": "UTC",
+            "days": ["mon", "tue", "wed", "thu", "fri", "sat", "sun"],
+            "start": opens.strftime("%H:%M:%S"),
+            "end": (opens + timedelta(hours=1)).strftime("%H:%M:%S"),
+        }
+
+    return design_with(tmp_path, "hours", hours)
 
 
 class TestWorkingHours:
