@@ -70,12 +70,12 @@ def upgrade(settings: Settings) -> None:
     engine = make_engine(settings)
     try:
         with engine.begin() as connection:  # SQLite: BEGIN IMMEDIATE, so one starter builds
-            tables = inspect(connection).get_table_names()
-            if VERSION_TABLE in tables:
+            names = inspect(connection).get_table_names()
+            if VERSION_TABLE in names:
                 current = connection.scalar(text(f"SELECT version_num FROM {VERSION_TABLE}"))
                 if current == newest_revision():
                     return
-            elif not tables:
+            elif not names:
                 from alembic.runtime.migration import MigrationContext
 
                 SQLModel.metadata.create_all(connection)
