@@ -26,6 +26,7 @@ from workers.undelivered import escalate_undelivered, resend_on_recovery, worked
 from workers.wake_acks import resumed_by_delivery
 from workers.wakeups import post_webhook, send_wake_task
 from workflows import payloads
+from workflows.case import Case
 from workflows.intake import DEFAULT_WAKE_QUEUE
 from workflows.notifications import fill_cited_markers, fill_markers
 from workflows.stage_results import (
@@ -402,17 +403,19 @@ def send_claimed(app: Celery, runtime: Runtime, claimed: Claimed, *, durable: bo
         return
     # The decider's page gave up: escalate it. Any other channel giving up afterwards joins
     # that second case and is named there.
-    if delivery.role == Role.PRIMARY or _already_escalated(runtime, case_now.id):
-        with Session(runtime.engine) as session:
-            case_row = session.get(Escalation, case_now.id)
-            case = case_of(case_row) if case_row is not None else None
-        if case is not None:
-            escalate_undelivered(app, runtime, case, delivery, outcome.error or "unconfirmed")
+    if case := _to_escalate(runtime, case_now.id, primary=delivery.role == Role.PRIMARY):
+        escalate_undelivered(app, runtime, case, delivery, outcome.error or "unconfirmed")
 
 
-def _already_escalated(runtime: Runtime, escalation_id: str) -> bool:
+def _to_escalate(runtime: Runtime, escalation_id: str, *, primary: bool) -> Case | None:
+    """The case whose page gave up, read whole, if that escalates it: the decider's page
+    always does; another channel's only once the case was escalated."""
     with transaction(runtime.engine) as session:
-        found = session.exec(
-            select(Escalation.id).where(Escalation.cites_id == escalation_id)
-        ).first()
-        return found is not None
+        if not primary:
+            escalated = session.exec(
+                select(Escalation.id).where(Escalation.cites_id == escalation_id)
+            ).first()
+            if escalated is None:
+                return None
+        case_row = session.get(Escalation, escalation_id)
+        return case_of(case_row) if case_row is not None else None
