@@ -29,6 +29,7 @@ from workflows.payloads import AckedWake, AckInstructions, Payload
 from workflows.stage_results import DeliveryState, Purpose, StageResult
 from workflows.states import State
 from workflows.wake_acks import (
+    AckAction,
     AckPolicy,
     ResumedVia,
     first_ack_due,
@@ -101,7 +102,7 @@ class _Wakes:
 
     table: type[Escalation] | type[TaskWait]
     cases: Callable[[Session, Any], list[Escalation]]  # whose decisions it carried
-    resend: Callable[[Session, Any, datetime], set[str]]  # cases whose outbox is due again
+    outbox: Callable[[Any], tuple[Any, ...]]  # the conditions selecting its wake's sends
     gave_up: Callable[[Session, Any], None]
     detail: Callable[[Any], dict[str, Any]]  # added to the events on its cases
 
@@ -115,10 +116,25 @@ def _blocker_cases(session: Session, wait: TaskWait) -> list[Escalation]:
     return [row for row in found if row is not None]
 
 
-def _resend(session: Session, now: datetime, *where: Any) -> set[str]:
-    """Put a wake's outbox rows back to pending (a refused webhook stays refused, and a send
-    under way is left to finish: its record must not count the reset row's attempts)."""
-    condition = (*where, col(Delivery.state).not_in((DeliveryState.REFUSED, DeliveryState.SENDING)))
+# A send of these may still reach the run: its acknowledgement is not late yet.
+_UNDER_WAY = (
+    DeliveryState.PENDING,
+    DeliveryState.SENDING,
+    DeliveryState.FAILED,  # retried at its next attempt
+    DeliveryState.WAITING,
+)
+
+
+def _under_way(session: Session, where: tuple[Any, ...]) -> bool:
+    found = session.exec(
+        select(Delivery.id).where(*where, col(Delivery.state).in_(_UNDER_WAY)).limit(1)
+    ).first()
+    return found is not None
+
+
+def _resend(session: Session, now: datetime, where: tuple[Any, ...]) -> set[str]:
+    """Put a wake's finished outbox rows back to pending; a refused webhook stays refused."""
+    condition = (*where, col(Delivery.state) != DeliveryState.REFUSED)
     session.execute(
         update(Delivery)
         .where(*condition)
@@ -127,17 +143,15 @@ def _resend(session: Session, now: datetime, *where: Any) -> set[str]:
     return set(session.exec(select(Delivery.escalation_id).where(*condition)).all())
 
 
-def _resend_case(session: Session, row: Escalation, now: datetime) -> set[str]:
-    return _resend(
-        session,
-        now,
+def _case_outbox(row: Escalation) -> tuple[Any, ...]:
+    return (
         col(Delivery.escalation_id) == row.id,
         col(Delivery.purpose).in_([Purpose.WAKE_TASK, Purpose.WAKE_WEBHOOK]),
     )
 
 
-def _resend_task(session: Session, wait: TaskWait, now: datetime) -> set[str]:
-    return _resend(session, now, col(Delivery.purpose) == wake_purpose(wait.id or 0))
+def _task_outbox(wait: TaskWait) -> tuple[Any, ...]:
+    return (col(Delivery.purpose) == wake_purpose(wait.id or 0),)
 
 
 def _case_gave_up(_session: Session, _row: Escalation) -> None:
@@ -154,11 +168,11 @@ def _task_gave_up(session: Session, wait: TaskWait) -> None:
     )
 
 
-CASE_WAKES = _Wakes(Escalation, _own_case, _resend_case, _case_gave_up, lambda _row: {})
+CASE_WAKES = _Wakes(Escalation, _own_case, _case_outbox, _case_gave_up, lambda _row: {})
 TASK_WAKES = _Wakes(
     TaskWait,
     _blocker_cases,
-    _resend_task,
+    _task_outbox,
     _task_gave_up,
     lambda wait: {"task": wait.task, "wake_id": task_wake_id(wait.id)},
 )
@@ -249,32 +263,33 @@ def _redeliver(
         .limit(limit)
     ).all()
     for row in due:
-        step = next_ack_step(policy, redelivered=row.wake_redeliveries, now=now)
+        outbox = kind.outbox(row)
+        step = next_ack_step(
+            policy,
+            redelivered=row.wake_redeliveries,
+            now=now,
+            send_under_way=_under_way(session, outbox),
+        )
+        redeliver = step.action is AckAction.REDELIVER
         # Claim with a conditional update, so a second beat does nothing twice.
         claimed = session.execute(
             update(table)
             .where(col(table.id) == row.id, col(table.ack_due_at) == row.ack_due_at)
             .values(
-                ack_due_at=step.next_due,
-                wake_redeliveries=row.wake_redeliveries + int(step.redeliver),
+                ack_due_at=step.next_due, wake_redeliveries=row.wake_redeliveries + int(redeliver)
             )
         )
-        if claimed.rowcount != 1:  # type: ignore[attr-defined]
+        if claimed.rowcount != 1 or step.action is AckAction.AWAIT_SEND:  # type: ignore[attr-defined]
             continue
-        detail = {"redeliveries": row.wake_redeliveries, **kind.detail(row)}
-        if step.redeliver:
-            again |= kind.resend(session, row, now)
+        if redeliver:
+            again |= _resend(session, now, outbox)
         else:
             kind.gave_up(session, row)
+        detail = {"redeliveries": row.wake_redeliveries, **kind.detail(row)}
+        what = "wake_redelivered" if redeliver else "not_resumed"
         for case in kind.cases(session, row):
             if case.resumed_at is None:
-                add_event(
-                    session,
-                    case,
-                    "wake_redelivered" if step.redeliver else "not_resumed",
-                    detail,
-                    now=now,
-                )
+                add_event(session, case, what, detail, now=now)
     return again
 
 

@@ -31,12 +31,18 @@ class AckPolicy:
     redeliveries: int
 
 
-@dataclass(frozen=True)
-class AckStep:
+class AckAction(StrEnum):
     """What the sweep does with an unacknowledged wake whose deadline passed."""
 
-    redeliver: bool
-    next_due: datetime | None  # None: stop waiting, the case shows decided, not resumed
+    REDELIVER = "redeliver"  # send it again and wait twice as long
+    AWAIT_SEND = "await_send"  # a send of it is still under way: the run may not have it yet
+    GIVE_UP = "give_up"  # out of tries: the case shows decided, not resumed
+
+
+@dataclass(frozen=True)
+class AckStep:
+    action: AckAction
+    next_due: datetime | None  # None: stop waiting
 
 
 TASK_WAKE_PREFIX = "task-"  # a case id is 12 hex characters: the two never collide
@@ -59,8 +65,15 @@ def first_ack_due(policy: AckPolicy, *, closed_at: datetime) -> datetime:
     return closed_at + policy.first_wait
 
 
-def next_ack_step(policy: AckPolicy, *, redelivered: int, now: datetime) -> AckStep:
-    """Send again while tries remain, each wait twice the one before; then give up."""
+def next_ack_step(
+    policy: AckPolicy, *, redelivered: int, now: datetime, send_under_way: bool = False
+) -> AckStep:
+    """Send again while tries remain, each wait twice the one before; then give up. While a
+    send of the wake is still under way (queued, retrying, or in flight) its clock has not
+    really started: wait the same time again from now, counting nothing."""
+    wait = policy.first_wait * 2**redelivered
+    if send_under_way:
+        return AckStep(AckAction.AWAIT_SEND, next_due=now + wait)
     if redelivered >= policy.redeliveries:
-        return AckStep(redeliver=False, next_due=None)
-    return AckStep(redeliver=True, next_due=now + policy.first_wait * 2 ** (redelivered + 1))
+        return AckStep(AckAction.GIVE_UP, next_due=None)
+    return AckStep(AckAction.REDELIVER, next_due=now + wait * 2)

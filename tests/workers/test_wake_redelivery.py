@@ -1,5 +1,5 @@
-"""An overdue wake is sent again by putting its outbox rows back to pending; a send of it
-still under way is left to finish, so its record counts its own attempts."""
+"""An overdue wake is sent again by putting its outbox rows back to pending; while a send of
+it is still queued or under way its time is not up: the run may not have it yet."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import pytest
 from sqlmodel import Session
 
 from models.db import transaction
+from models.store import as_utc
 from models.tables import Delivery, Escalation
 from tests.support.rows import add_delivery
 from tests.workers.test_blocker_orders import new_case, runtime_on
@@ -35,25 +36,64 @@ def wake_row(runtime: Runtime, case_id: str, state: DeliveryState, target: str) 
     )  # fmt: skip
 
 
-def test_an_overdue_wake_is_sent_again_but_a_send_under_way_is_left_alone(
-    runtime: Runtime,
-) -> None:
-    # Given a closed case whose wake went out but was never acknowledged, one webhook sent
-    # and one still being sent
-    now = datetime.now(UTC)
+def overdue_case(runtime: Runtime, now: datetime) -> str:
+    """A closed case whose wake's acknowledgement was due a second ago."""
     case_id = new_case(runtime, "Which provider?")
     with transaction(runtime.engine) as session:
         case = session.get(Escalation, case_id)
         assert case is not None
         case.state, case.ack_due_at = State.CLOSED, now - timedelta(seconds=1)
         session.add(case)
+    return case_id
+
+
+def case_row(runtime: Runtime, case_id: str) -> Escalation:
+    with Session(runtime.engine) as session:
+        case = session.get(Escalation, case_id)
+        assert case is not None
+        return case
+
+
+def delivery_row(runtime: Runtime, delivery_id: int) -> Delivery:
+    with Session(runtime.engine) as session:
+        row = session.get(Delivery, delivery_id)
+        assert row is not None
+        return row
+
+
+def test_an_overdue_wake_is_sent_again_from_its_first_attempt_a_refused_one_is_not(
+    runtime: Runtime,
+) -> None:
+    # Given a closed case whose wake went out to two webhooks, one refused by the allow-list
+    now = datetime.now(UTC)
+    case_id = overdue_case(runtime, now)
     sent = wake_row(runtime, case_id, DeliveryState.SENT, "http://127.0.0.1:9/sent")
-    sending = wake_row(runtime, case_id, DeliveryState.SENDING, "http://127.0.0.1:9/slow")
+    refused = wake_row(runtime, case_id, DeliveryState.REFUSED, "http://10.0.0.1/refused")
     # When the acknowledgement is overdue
     assert redeliver_due(runtime, now=now) == [case_id]
-    # Then the sent one is queued again from its first attempt; the one under way is not
-    with Session(runtime.engine) as session:
-        again, busy = session.get(Delivery, sent), session.get(Delivery, sending)
-        assert again is not None and busy is not None
-        assert (again.state, again.attempts) == (DeliveryState.PENDING, 0)
-        assert (busy.state, busy.attempts) == (DeliveryState.SENDING, 1)
+    # Then the sent one is queued again from its first attempt, and counted
+    again = delivery_row(runtime, sent)
+    assert (again.state, again.attempts) == (DeliveryState.PENDING, 0)
+    assert delivery_row(runtime, refused).state == DeliveryState.REFUSED
+    assert case_row(runtime, case_id).wake_redeliveries == 1
+
+
+@pytest.mark.parametrize("state", [DeliveryState.SENDING, DeliveryState.PENDING])
+def test_a_wake_still_being_sent_when_its_time_is_up_is_waited_for_not_sent_again(
+    runtime: Runtime, state: DeliveryState
+) -> None:
+    # Given a closed case whose wake has one webhook sent and one still queued or under way
+    # (a loaded worker: the run may not have its wake yet)
+    now = datetime.now(UTC)
+    case_id = overdue_case(runtime, now)
+    sent = wake_row(runtime, case_id, DeliveryState.SENT, "http://127.0.0.1:9/sent")
+    busy = wake_row(runtime, case_id, state, "http://127.0.0.1:9/slow")
+    # When the acknowledgement's time is up
+    assert redeliver_due(runtime, now=now) == []
+    # Then nothing is sent again or counted: the deadline moves a wait on from now
+    assert delivery_row(runtime, sent).state == DeliveryState.SENT
+    assert (delivery_row(runtime, busy).state, delivery_row(runtime, busy).attempts) == (state, 1)
+    case = case_row(runtime, case_id)
+    assert case.wake_redeliveries == 0
+    due = as_utc(case.ack_due_at)
+    assert due is not None and due > now
