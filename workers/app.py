@@ -46,6 +46,9 @@ def celery_config(settings: Settings) -> dict[str, Any]:
             "polling_interval": 0.1,
         }
     else:
+        if settings.resolved_broker_url.startswith("redis://"):
+            # kombu's, with a worker that outlives losing Redis mid-task (workers/redis_broker.py)
+            config["broker_transport"] = "workers.redis_broker:Transport"
         config["broker_transport_options"] = {
             "visibility_timeout": 900,  # > task_time_limit; no long ETAs are ever used
             "socket_connect_timeout": 5,

@@ -1,0 +1,35 @@
+"""kombu's Redis transport, made to survive losing Redis while a task is in flight.
+
+Celery 5.7 handles a lost broker connection by collecting the connection (which closes the
+transport and forgets its settings) and then closing it. When the consumer's channel was
+waiting on BRPOP at the loss, the collect's close fails part way and leaves the channel
+open; the second close then tries to put the worker's unacknowledged messages back, needs a
+new Redis client, reads the forgotten settings and raises AttributeError. Celery reads that
+as unrecoverable and the worker exits: a Redis restart with one `acks_late` task running
+stopped every worker it hit (reproduced with celery 5.7.0 and kombu 5.7.0, a prefork worker
+and a plain task; docs/RELIABILITY.md).
+
+Here a channel whose transport is already gone says so with a connection error, which
+kombu ignores while closing, so Celery goes on to reconnect. The messages it could not put
+back stay in Redis's unacked index and return after the visibility timeout, and SQL (the
+truth) re-drives their cases well before that.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kombu.transport import redis
+from redis.exceptions import ConnectionError as RedisConnectionError
+
+
+class Channel(redis.Channel):  # type: ignore[misc]
+    def _connparams(self, asynchronous: bool = False) -> dict[str, Any]:
+        if self.connection.client is None:
+            raise RedisConnectionError("the broker connection was already closed")
+        params: dict[str, Any] = super()._connparams(asynchronous=asynchronous)  # type: ignore[no-untyped-call]
+        return params
+
+
+class Transport(redis.Transport):  # type: ignore[misc]
+    Channel = Channel
