@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import shutil
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,6 +11,7 @@ import pytest
 from tests.chaos.cluster import Cluster, running_cluster
 from tests.chaos.sizes import SIZES
 from tests.support.agent_venv import cached_celery_only_venv
+from tests.support.services import require_program
 
 WORKERS = 2
 
@@ -27,11 +26,7 @@ def agent_python() -> Path:
 # of the suite.
 @pytest.fixture(scope="package")
 def deployment(agent_python: Path) -> Iterator[Cluster]:
-    if shutil.which("redis-server") is None:
-        message = "redis-server is not installed: the chaos suite runs a Redis of its own"
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(message)
-        pytest.skip(message)
+    require_program("redis-server", "the chaos suite runs a Redis of its own")
     with running_cluster(
         agent_python=agent_python, workers=WORKERS, concurrency=SIZES.concurrency
     ) as cluster:

@@ -7,7 +7,6 @@ which let httpx resolve the name itself, passed it too.
 
 from __future__ import annotations
 
-import shutil
 import socket
 import ssl
 import subprocess
@@ -20,6 +19,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.support.services import require_program
 from workers import outbound
 from workflows.outbound import OutboundPolicy, parse_allow_list
 
@@ -29,8 +29,7 @@ NAME = "hooks.test"
 @pytest.fixture
 def tls_server(tmp_path: Path) -> Iterator[tuple[int, dict[str, str], Path]]:
     """An HTTPS server on 127.0.0.1 with a certificate for hooks.test only."""
-    if shutil.which("openssl") is None:
-        pytest.skip("openssl is needed to make a certificate")
+    require_program("openssl", "it makes the test's certificate")
     cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
     make = "req -x509 -newkey rsa:2048 -nodes -days 1 -keyout KEY -out CERT -subj /CN=NAME"
     argv = make.replace("KEY", str(key)).replace("CERT", str(cert)).replace("NAME", NAME).split()

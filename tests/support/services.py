@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import shutil
 import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -25,14 +26,22 @@ def reachable(address: tuple[str, int]) -> bool:
         return False
 
 
-def require(address: tuple[str, int], name: str) -> None:
-    """In CI a missing service is a failure, never a skip."""
-    if reachable(address):
-        return
-    message = f"{name} is not running on {address[0]}:{address[1]} (scripts/ensure-services.sh)"
+def missing(message: str) -> None:
+    """In CI a missing service or program is a failure, never a skip."""
     if os.environ.get("CI", "").lower() == "true":
         pytest.fail(message)
     pytest.skip(message)
+
+
+def require(address: tuple[str, int], name: str) -> None:
+    if not reachable(address):
+        missing(f"{name} is not running on {address[0]}:{address[1]} (scripts/ensure-services.sh)")
+
+
+def require_program(name: str, why: str) -> None:
+    """A program a test starts itself (its own Redis, openssl)."""
+    if shutil.which(name) is None:
+        missing(f"{name} is not installed: {why}")
 
 
 @contextmanager

@@ -8,7 +8,6 @@ worker exited: every Redis restart under load stopped the workers it hit.
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +17,7 @@ from celery import Celery
 
 from models.settings import Settings
 from tests.chaos.cluster import Process, RedisServer
+from tests.support.services import require_program
 from tests.support.waiting import wait_until
 from workers.app import make_celery
 
@@ -25,11 +25,7 @@ from workers.app import make_celery
 @pytest.fixture
 def redis(tmp_path: Path) -> Iterator[RedisServer]:
     """A Redis of the test's own: this test kills it."""
-    if shutil.which("redis-server") is None:
-        message = "redis-server is not installed"
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(message)
-        pytest.skip(message)
+    require_program("redis-server", "this test runs a Redis of its own")
     server = RedisServer(tmp_path / "redis")
     server.start()
     yield server
