@@ -86,7 +86,9 @@ def answer(case_id: str) -> None:
     app.send_task("floor.step", args=[case_id, ANSWER])
 
 
-@app.task(name="floor.step")
+# Not shared: the bench reloads this module, and a shared task would be registered again on
+# every app the process makes later (a DuplicateTaskNameWarning in each test after it).
+@app.task(name="floor.step", shared=False)
 def step(case_id: str, index: int) -> None:
     """One link of the chain; it stops before ANSWER until the driver answers."""
     write(case_id, index)
