@@ -53,3 +53,7 @@ def test_the_wheel_carries_the_migrations(tmp_path: Path) -> None:
     assert "models/migrations/env.py" in names
     assert "models/migrations/script.py.mako" in names
     assert any(n.startswith("models/migrations/versions/0001_") for n in names)
+    # And the answer pages and the dashboard have their templates and script
+    for page in (REPO / "api" / "templates").glob("*.html"):
+        assert f"api/templates/{page.name}" in names
+    assert "api/static/console.js" in names
