@@ -85,7 +85,7 @@ def reads(api: TestClient, escalation_id: str, cookie: str) -> dict[str, int]:
         "events": api.get(f"/v1/escalations/{escalation_id}/events", headers=OPERATOR).status_code,
         "list": api.get("/v1/escalations", headers=OPERATOR).status_code,
         "page": api.get(
-            f"/dashboard/cases/{escalation_id}", cookies={"escalate_dashboard": cookie}
+            f"/dashboard/cases/{escalation_id}", headers={"Cookie": f"escalate_dashboard={cookie}"}
         ).status_code,
     }
 
