@@ -175,8 +175,9 @@ def apply_result(
     *,
     now: datetime,
     reply_id: int | None = None,
-) -> None:
-    """Write a stage's decision: new state, fields, events, outbox rows, decision row."""
+) -> Decision | None:
+    """Write a stage's decision: new state, fields, events, outbox rows, decision row (which
+    is returned, as added)."""
     row.state = result.state
     row.next_action_at = result.next_action_at
     row.attempts = 0
@@ -186,8 +187,11 @@ def apply_result(
     for event in result.events:
         add_event(session, row, event.kind, event.detail, now=now)
     add_outbound(session, row, result.outbound, now=now)
-    if result.decision is not None:
-        session.add(decision_row(row.id, result.decision, now=now, reply_id=reply_id))
+    if result.decision is None:
+        return None
+    decision = decision_row(row.id, result.decision, now=now, reply_id=reply_id)
+    session.add(decision)
+    return decision
 
 
 def add_outbound(

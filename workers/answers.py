@@ -48,7 +48,7 @@ from workflows.replies import GRAMMAR_VERSION
 from workflows.secrets import scan_text
 from workflows.stage_results import Stage
 from workflows.stages import decide
-from workflows.states import State
+from workflows.states import MAY_HAVE_DECISION, State
 
 
 @dataclass(frozen=True)
@@ -148,7 +148,7 @@ def _context(session: Session, row: Escalation, *, now: datetime) -> ReplyContex
         counters = counted(
             lock_pipeline_phase(session, facts["pipeline_id"], facts["phase"], now=now)
         )
-    prior = _prior(decision_of(session, row.id))
+    prior = _prior(decision_of(session, row.id)) if row.state in MAY_HAVE_DECISION else None
     return reply_context(row, design_of(row), prior=prior, counters=counters)
 
 
@@ -232,10 +232,9 @@ def _record(
         save_counters(session, row, verdict.counters, now=now)
     chosen = verdict.chosen
     result = decide(case_of(row), chosen, responder=who.identity, channel=channel, now=now)
-    apply_result(session, row, result, now=now, reply_id=reply.id)
-    session.flush()  # the unique key on decisions settles a race here or at commit
-    decision = decision_of(session, row.id)
+    decision = apply_result(session, row, result, now=now, reply_id=reply.id)
     assert decision is not None
+    session.flush()  # the unique key on decisions settles a race here or at commit
     return Answer(row.id, verdict.outcome, verdict.message, chosen.label, decision_json(decision))
 
 

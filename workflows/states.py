@@ -29,6 +29,10 @@ TRANSITIONS: dict[State, frozenset[State]] = {
     State.DEAD_LETTER: frozenset(),
 }
 
+# The states a case can be in once it has a decision row (a case parked while closing keeps
+# its decision): in any other, a reply need not look for one.
+MAY_HAVE_DECISION = frozenset({State.DECIDED, State.CLOSED, State.DEAD_LETTER})
+
 # Where a person may send a dead-lettered case back to, once its cause is fixed: the state
 # it was stuck in. Outside TRANSITIONS because dead_letter stays terminal for every waiter.
 RETRYABLE = frozenset(

@@ -8,6 +8,7 @@ import pytest
 
 from workflows.errors import EscalationError, PermanentError
 from workflows.states import (
+    MAY_HAVE_DECISION,
     OPEN_FOR_DECISION,
     TERMINAL,
     TRANSITIONS,
@@ -137,3 +138,15 @@ def test_the_follow_up_happens_at_most_once() -> None:
     with pytest.raises(TransitionRefused):
         check_transition(State.FOLLOWED_UP, State.FOLLOWED_UP)
     assert State.FOLLOWED_UP not in TRANSITIONS[State.FOLLOWED_UP]
+
+
+def test_a_decision_row_can_exist_only_from_decided_on() -> None:
+    # The states a decision leads to, and dead_letter (a case parked while closing keeps its
+    # decision): a reply to a case in any other state does not look for one.
+    after_decided = {State.DECIDED}
+    while True:
+        reached = after_decided | {t for s in after_decided for t in TRANSITIONS[s]}
+        if reached == after_decided:
+            break
+        after_decided = reached
+    assert after_decided == MAY_HAVE_DECISION
