@@ -31,6 +31,7 @@ from workflows.intake import DEFAULT_WAKE_QUEUE
 from workflows.notifications import fill_cited_markers, fill_markers
 from workflows.stage_results import (
     PAGES,
+    UNSENT,
     DeliveryState,
     Purpose,
     Role,
@@ -40,13 +41,6 @@ from workflows.stage_results import (
 from workflows.states import OPEN_FOR_DECISION, State
 
 log = logging.getLogger(__name__)
-
-RETRY_FROM = (
-    DeliveryState.PENDING,
-    DeliveryState.FAILED,
-    DeliveryState.UNKNOWN,
-    DeliveryState.WAITING,
-)
 
 
 def _send_lease(settings: Any) -> timedelta:
@@ -85,7 +79,7 @@ class Claimed:
 
 
 def _claimable(now: datetime) -> Any:
-    return (col(Delivery.state).in_(RETRY_FROM) & (col(Delivery.next_attempt_at) <= now)) | (
+    return (col(Delivery.state).in_(UNSENT) & (col(Delivery.next_attempt_at) <= now)) | (
         (col(Delivery.state) == DeliveryState.SENDING) & (col(Delivery.lease_until) <= now)
     )
 

@@ -15,14 +15,13 @@ from workers.runtime import Runtime
 from workers.stage_runs import nudge
 from workflows.errors import Conflict, NotFound
 from workflows.reassignment import reassignment
-from workflows.stage_results import PAGES, DeliveryState, Outbound, Stage, StageResult
-
-# not yet sent (a waiting chain level or a page held for working hours included)
-UNSENT = (
-    DeliveryState.PENDING,
-    DeliveryState.FAILED,
-    DeliveryState.UNKNOWN,
-    DeliveryState.WAITING,
+from workflows.stage_results import (
+    PAGES,
+    UNSENT,
+    DeliveryState,
+    Outbound,
+    Stage,
+    StageResult,
 )
 
 

@@ -116,7 +116,9 @@ def _blocker_cases(session: Session, wait: TaskWait) -> list[Escalation]:
     return [row for row in found if row is not None]
 
 
-# A send of these may still reach the run: its acknowledgement is not late yet.
+# A send of these may still reach the run: its acknowledgement is not late yet. Unlike
+# UNSENT, a send in flight counts, and one whose outcome is unknown does not (it may have
+# arrived; it is sent again like a finished one).
 _UNDER_WAY = (
     DeliveryState.PENDING,
     DeliveryState.SENDING,

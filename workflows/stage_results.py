@@ -83,6 +83,17 @@ class DeliveryState(StrEnum):
     REFUSED = "refused"  # a run's target the allow-list refuses: final, not retried
 
 
+# Not sent, and not being sent: due now or later (a chain's level, a held page), failed and
+# retried, or unknown and sent again. A claim may take it; a page no longer needed may be
+# cancelled in it.
+UNSENT = (
+    DeliveryState.PENDING,
+    DeliveryState.FAILED,
+    DeliveryState.UNKNOWN,
+    DeliveryState.WAITING,
+)
+
+
 class Resolution(StrEnum):
     """How a case ended, as every interface tells the run (README: what the run sees)."""
 
