@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 from sqlmodel import Session
@@ -19,6 +20,8 @@ from workers.runtime import Runtime
 from workers.wake_acks import redeliver_due
 from workflows.stage_results import DeliveryState, Purpose, Via
 from workflows.states import State
+
+T = TypeVar("T")
 
 
 @pytest.fixture
@@ -47,16 +50,10 @@ def overdue_case(runtime: Runtime, now: datetime) -> str:
     return case_id
 
 
-def case_row(runtime: Runtime, case_id: str) -> Escalation:
+def stored(runtime: Runtime, table: type[T], key: object) -> T:
+    """One row as the database holds it now."""
     with Session(runtime.engine) as session:
-        case = session.get(Escalation, case_id)
-        assert case is not None
-        return case
-
-
-def delivery_row(runtime: Runtime, delivery_id: int) -> Delivery:
-    with Session(runtime.engine) as session:
-        row = session.get(Delivery, delivery_id)
+        row = session.get(table, key)
         assert row is not None
         return row
 
@@ -72,10 +69,10 @@ def test_an_overdue_wake_is_sent_again_from_its_first_attempt_a_refused_one_is_n
     # When the acknowledgement is overdue
     assert redeliver_due(runtime, now=now) == [case_id]
     # Then the sent one is queued again from its first attempt, and counted
-    again = delivery_row(runtime, sent)
+    again = stored(runtime, Delivery, sent)
     assert (again.state, again.attempts) == (DeliveryState.PENDING, 0)
-    assert delivery_row(runtime, refused).state == DeliveryState.REFUSED
-    assert case_row(runtime, case_id).wake_redeliveries == 1
+    assert stored(runtime, Delivery, refused).state == DeliveryState.REFUSED
+    assert stored(runtime, Escalation, case_id).wake_redeliveries == 1
 
 
 @pytest.mark.parametrize("state", [DeliveryState.SENDING, DeliveryState.PENDING])
@@ -91,9 +88,10 @@ def test_a_wake_still_being_sent_when_its_time_is_up_is_waited_for_not_sent_agai
     # When the acknowledgement's time is up
     assert redeliver_due(runtime, now=now) == []
     # Then nothing is sent again or counted: the deadline moves a wait on from now
-    assert delivery_row(runtime, sent).state == DeliveryState.SENT
-    assert (delivery_row(runtime, busy).state, delivery_row(runtime, busy).attempts) == (state, 1)
-    case = case_row(runtime, case_id)
+    assert stored(runtime, Delivery, sent).state == DeliveryState.SENT
+    still = stored(runtime, Delivery, busy)
+    assert (still.state, still.attempts) == (state, 1)
+    case = stored(runtime, Escalation, case_id)
     assert case.wake_redeliveries == 0
     due = as_utc(case.ack_due_at)
     assert due is not None and due > now
