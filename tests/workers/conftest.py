@@ -12,7 +12,6 @@ from typing import Any, TypeVar
 
 import pytest
 from celery import Celery
-from celery.beat import EmbeddedService
 from fastapi.testclient import TestClient
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
@@ -23,6 +22,7 @@ from models.migrate import upgrade
 from models.settings import Settings
 from models.tables import Decision, Delivery, Escalation, Event
 from tests.support.agent_venv import AgentWorker, cached_celery_only_venv, start_agent_worker
+from tests.support.beat import ThreadBeat
 from tests.support.services import REDIS, fresh_postgres_database, require
 from tests.support.sink import HttpSink
 from tests.support.waiting import wait_until
@@ -189,10 +189,8 @@ def celery_worker_parameters() -> dict[str, Any]:
 
 
 @pytest.fixture
-def beat(celery_app: Celery, tmp_path: Path) -> Iterator[EmbeddedService]:
-    service = EmbeddedService(
-        celery_app, thread=True, schedule_filename=str(tmp_path / "beat-schedule")
-    )
+def beat(celery_app: Celery, tmp_path: Path) -> Iterator[ThreadBeat]:
+    service = ThreadBeat(celery_app, tmp_path / "beat-schedule")
     service.start()
     yield service
     service.stop()
@@ -271,7 +269,7 @@ class Harness:
 def service(
     celery_app: Celery,
     celery_worker: Any,
-    beat: EmbeddedService,
+    beat: ThreadBeat,
     settings: Settings,
     sink: HttpSink,
     woken: Woken,

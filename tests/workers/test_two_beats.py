@@ -8,17 +8,15 @@ from pathlib import Path
 
 import pytest
 from celery import Celery
-from celery.beat import EmbeddedService
 
+from tests.support.beat import ThreadBeat
 from tests.workers.conftest import Harness
 from workflows.examples import valid_packet
 
 
 @pytest.fixture
-def second_beat(celery_app: Celery, tmp_path: Path) -> Iterator[EmbeddedService]:
-    service = EmbeddedService(
-        celery_app, thread=True, schedule_filename=str(tmp_path / "second-beat-schedule")
-    )
+def second_beat(celery_app: Celery, tmp_path: Path) -> Iterator[ThreadBeat]:
+    service = ThreadBeat(celery_app, tmp_path / "second-beat-schedule")
     service.start()
     yield service
     service.stop()
@@ -27,7 +25,7 @@ def second_beat(celery_app: Celery, tmp_path: Path) -> Iterator[EmbeddedService]
 @pytest.mark.parametrize("backend", ["sqlite", "redis-postgres"], indirect=True)
 @pytest.mark.impatient
 def test_two_beats_send_one_follow_up_and_apply_one_default(
-    service: Harness, second_beat: EmbeddedService
+    service: Harness, second_beat: ThreadBeat
 ) -> None:
     # Given two beats sweeping the same database
     service.send(
