@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from datetime import UTC, datetime
 from html import unescape
 from pathlib import Path
 
@@ -17,11 +16,10 @@ import pytest
 from fastapi.testclient import TestClient
 
 from api.app import create_app
-from models.db import make_engine, transaction
 from models.settings import Settings
-from models.tables import Escalation
 from tests.security import embedded
 from tests.security.embedded import embedded_settings
+from tests.support.rows import mark_awaiting
 from workflows.examples import valid_packet
 
 AGENT = {"Authorization": "Bearer agent-t"}
@@ -48,13 +46,7 @@ def awaiting_case(client: TestClient, settings: Settings) -> str:
     response = client.post("/v1/escalations", headers=AGENT, json={"packet": valid_packet()})
     assert response.status_code == 201, response.text
     escalation_id = str(response.json()["id"])
-    engine = make_engine(settings)
-    with transaction(engine) as session:
-        row = session.get(Escalation, escalation_id)
-        assert row is not None
-        row.state, row.routed_at = "awaiting", datetime.now(UTC)
-        session.add(row)
-    engine.dispose()
+    mark_awaiting(settings, escalation_id)
     return escalation_id
 
 

@@ -16,7 +16,6 @@ import subprocess
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
@@ -24,10 +23,9 @@ import pytest
 from fastapi.testclient import TestClient
 
 from api.app import create_app
-from models.db import make_engine, transaction
 from models.settings import Settings
-from models.tables import Escalation
 from tests.api.test_serve import free_port
+from tests.support.rows import mark_awaiting
 from workflows.examples import valid_packet
 
 REPO = Path(__file__).resolve().parents[2]
@@ -93,16 +91,6 @@ def settings_for(tmp_path: Path, **changes: object) -> Settings:
     )
 
 
-def awaiting(settings: Settings, escalation_id: str) -> None:
-    engine = make_engine(settings)
-    with transaction(engine) as session:
-        row = session.get(Escalation, escalation_id)
-        assert row is not None
-        row.state, row.routed_at = "awaiting", datetime.now(UTC)
-        session.add(row)
-    engine.dispose()
-
-
 def assert_unavailable(response: httpx.Response, dependency: str) -> None:
     where = f"{response.request.method} {response.request.url.path}"
     assert response.status_code == 503, f"{where}: {response.status_code} {response.text}"
@@ -119,7 +107,7 @@ def test_with_postgresql_stopped_every_request_answers_503_and_recovers(
         raised = client.post("/v1/escalations", headers=AGENT, json={"packet": valid_packet()})
         assert raised.status_code == 201, raised.text
         case_id = raised.json()["id"]
-        awaiting(settings, case_id)
+        mark_awaiting(settings, case_id)
         client.post("/dashboard/login", data={"token": "op-t"})
         assert client.get("/dashboard").status_code == 200
 
