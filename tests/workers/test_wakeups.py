@@ -6,8 +6,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlmodel import Session
 
 from models.settings import Settings
+from models.tables import Delivery
 from tests.support.agent_venv import AgentWorker, start_agent_worker
 from tests.workers.conftest import Harness, broker_for_agents
 from workers.answers import answer
@@ -53,7 +55,14 @@ def test_the_wake_task_reaches_the_agents_own_worker_once_with_the_decision(
         True,
     )
     assert (wakes[second]["option"], wakes[second]["resumes"]) == ("deny", False)
-    [delivery] = [d for d in service.deliveries(first) if d.purpose == "wake_task"]
+
+    # And its outbox row says sent once (the agent can hold the wake before our worker's record
+    # of the send has committed: the record is waited for)
+    def recorded(_: Session) -> list[Delivery] | None:
+        rows = [d for d in service.deliveries(first) if d.purpose == "wake_task"]
+        return rows if rows and all(d.state != "sending" for d in rows) else None
+
+    [delivery] = service.wait(recorded, timeout=30, what="the wake's send recorded")
     assert (delivery.state, delivery.attempts, delivery.queue) == ("sent", 1, agent.queue)
     assert "unregistered" not in agent.log().lower()
 
