@@ -29,9 +29,21 @@ TRANSITIONS: dict[State, frozenset[State]] = {
     State.DEAD_LETTER: frozenset(),
 }
 
-# The states a case can be in once it has a decision row (a case parked while closing keeps
-# its decision): in any other, a reply need not look for one.
-MAY_HAVE_DECISION = frozenset({State.DECIDED, State.CLOSED, State.DEAD_LETTER})
+
+def _reachable_from(state: State) -> frozenset[State]:
+    """`state` and every state a case can come to after it."""
+    reached, frontier = {state}, [state]
+    while frontier:
+        for after in TRANSITIONS[frontier.pop()] - reached:
+            reached.add(after)
+            frontier.append(after)
+    return frozenset(reached)
+
+
+# A decision row is written on the way into `decided` and never removed, so it may exist in
+# every state from there on (a case parked while closing keeps its decision): in any other, a
+# reply need not look for one.
+MAY_HAVE_DECISION = _reachable_from(State.DECIDED)
 
 # Where a person may send a dead-lettered case back to, once its cause is fixed: the state
 # it was stuck in. Outside TRANSITIONS because dead_letter stays terminal for every waiter.
