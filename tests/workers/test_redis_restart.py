@@ -7,7 +7,6 @@ worker exited: every Redis restart under load stopped the workers it hit.
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,7 +15,7 @@ import pytest
 from celery import Celery
 
 from models.settings import Settings
-from tests.chaos.cluster import Process, RedisServer
+from tests.chaos.cluster import Process, RedisServer, settings_env
 from tests.support.services import require_program
 from tests.support.waiting import wait_until
 from workers.app import make_celery
@@ -38,13 +37,8 @@ def test_a_worker_with_a_task_in_flight_outlives_redis_restarting_empty(
     # Given a prefork worker, as deployed, running a task that holds its slot for a while
     marks = tmp_path / "marks"
     marks.mkdir()
-    env = {
-        **os.environ,
-        "ESCALATE_HOME": str(tmp_path / "home"),
-        "ESCALATE_BROKER_URL": redis.url,
-        "ESCALATE_QUEUE": "restart-test",
-    }
     settings = Settings(home=tmp_path / "home", broker_url=redis.url, queue="restart-test")
+    env = settings_env(settings)
     agent: Celery = make_celery(settings, tasks=False)
     command = [sys.executable, "-m", "celery", "-A", "tests.support.held_task_app", "worker"]
     command += ["--pool", "prefork", "--concurrency", "2", "--loglevel", "info"]
