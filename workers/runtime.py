@@ -72,10 +72,12 @@ _lock = threading.Lock()
 
 
 def runtime_for(app: Celery) -> Runtime:
-    """The runtime of a Celery app (or anything carrying `escalation_settings`)."""
+    """The runtime of a Celery app's current settings (or anything carrying
+    `escalation_settings`): rebuilt after a fork or when the app is given other settings."""
     with _lock:
         current: Runtime | None = getattr(app, "_escalation_runtime", None)
-        if current is None or current.pid != os.getpid():
-            current = Runtime(settings=app.escalation_settings, pid=os.getpid(), app=app)
+        settings: Settings = app.escalation_settings
+        if current is None or current.pid != os.getpid() or current.settings is not settings:
+            current = Runtime(settings=settings, pid=os.getpid(), app=app)
             app._escalation_runtime = current
         return current
