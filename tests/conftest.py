@@ -1,4 +1,4 @@
-"""Shared fixtures: the real Celery worker plugin and a local HTTP sink."""
+"""Shared fixtures: a local HTTP sink; the chaos package first."""
 
 from __future__ import annotations
 
@@ -7,8 +7,6 @@ from collections.abc import Iterator
 import pytest
 
 from tests.support.sink import HttpSink, start_sink
-
-pytest_plugins = ("celery.contrib.pytest",)
 
 
 @pytest.fixture

@@ -5,9 +5,9 @@ from tests.workers.conftest import (  # noqa: F401  (fixtures, registered by nam
     backend,
     beat,
     celery_app,
-    celery_worker_parameters,
-    celery_worker_pool,
     service,
     settings,
+    shared_workers,
     woken,
+    worker,
 )

@@ -1,4 +1,5 @@
-"""A real Celery worker (celery.contrib.pytest) and beat, on SQLite or on Redis + PostgreSQL."""
+"""A real Celery worker (one per test process, lent to each test) and beat, on SQLite or on
+Redis + PostgreSQL."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from models.tables import Decision, Delivery, Escalation, Event
 from tests.support.agent_venv import AgentWorker, cached_celery_only_venv, start_agent_worker
 from tests.support.beat import ThreadBeat
 from tests.support.services import REDIS, fresh_postgres_database, require
+from tests.support.shared_worker import SharedWorkers
 from tests.support.sink import HttpSink
 from tests.support.waiting import wait_until
 from workers import names
@@ -118,24 +120,33 @@ def woken() -> Woken:
     return Woken()
 
 
+@pytest.fixture(scope="session")
+def shared_workers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SharedWorkers]:
+    """This test process's Celery workers, one per broker, lent to one live test at a time."""
+    workers = SharedWorkers(tmp_path_factory.mktemp("shared-worker") / "home")
+    yield workers
+    workers.stop()
+
+
 @pytest.fixture
-def celery_app(settings: Settings, woken: Woken) -> Iterator[Celery]:
-    """Our app, built the production way; overrides the plugin's test app."""
+def celery_app(settings: Settings, shared_workers: SharedWorkers) -> Iterator[Celery]:
+    """Our app, built the production way, on the test's own queue; nothing consumes it
+    until the test takes a worker (`service`)."""
     upgrade(settings)
+    shared_workers.link_broker(settings)
     app = make_celery(settings)
-    if not settings.embedded_broker:
-        # A stopping worker waits out its pending BRPOP (1 s by default) before it closes;
-        # a 0.1 s one saves ~0.7 s in each Redis test's teardown, for 10 BRPOPs a second.
-        options = app.conf.broker_transport_options
-        app.conf.broker_transport_options = {**options, "polling_interval": 0.1}
-
-    # A fresh name per test: Celery keeps shared task names process-wide.
-    @app.task(name="test.woken", shared=False)
-    def wake(wake: dict[str, Any]) -> None:
-        woken.payloads.append(wake)
-
     app.set_current()
     yield app
+
+
+@pytest.fixture
+def worker(
+    celery_app: Celery, settings: Settings, shared_workers: SharedWorkers, woken: Woken
+) -> Iterator[Celery]:
+    """The process's shared worker running this test's settings on this test's queue."""
+    with shared_workers.for_settings(settings).lent(settings, woken.payloads.append) as app:
+        celery_app.set_current()  # the test's own app stays this thread's current one
+        yield app
 
 
 @pytest.fixture(scope="session")
@@ -176,16 +187,6 @@ def agent(
     )
     yield worker
     worker.stop()
-
-
-@pytest.fixture(scope="session")
-def celery_worker_pool() -> str:
-    return "threads"
-
-
-@pytest.fixture(scope="session")
-def celery_worker_parameters() -> dict[str, Any]:
-    return {"concurrency": 4, "perform_ping_check": False, "shutdown_timeout": 30, "queues": None}
 
 
 @pytest.fixture
@@ -268,7 +269,7 @@ class Harness:
 @pytest.fixture
 def service(
     celery_app: Celery,
-    celery_worker: Any,
+    worker: Celery,
     beat: ThreadBeat,
     settings: Settings,
     sink: HttpSink,

@@ -1,0 +1,114 @@
+"""The shared worker: each loan runs that test's settings on that test's queue, and nothing
+of one loan runs in the next."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from celery.worker import state
+
+from models.settings import Settings
+from tests.support.services import REDIS, require
+from tests.support.shared_worker import SharedWorkers
+from tests.support.waiting import wait_until
+from workers.app import make_celery
+from workers.runtime import runtime_for
+
+
+@pytest.fixture(params=["folder", "redis"])
+def broker_url(request: pytest.FixtureRequest) -> str | None:
+    if request.param == "folder":
+        return None
+    require(REDIS, "Redis")
+    return f"redis://{REDIS[0]}:{REDIS[1]}/0"
+
+
+@pytest.fixture
+def workers(tmp_path: Path) -> Iterator[SharedWorkers]:
+    shared = SharedWorkers(tmp_path / "shared")
+    yield shared
+    shared.stop()
+
+
+def two_tests(tmp_path: Path, broker_url: str | None, workers: SharedWorkers) -> list[Settings]:
+    """Two tests' settings, each with its home and its own queue."""
+    both = []
+    for name in ("first", "second"):
+        settings = Settings(
+            home=tmp_path / name, broker_url=broker_url, queue=f"test-{secrets.token_hex(4)}"
+        )
+        workers.link_broker(settings)
+        both.append(settings)
+    return both
+
+
+def send_wake(settings: Settings, name: str, **options: Any) -> None:
+    """Send `test.woken` as a test's own app does: by name, to the test's queue."""
+    make_celery(settings).send_task("test.woken", kwargs={"wake": {"from": name}}, **options)
+
+
+def holding_one() -> bool:
+    """The process's worker holds one task for later (taken with a countdown)."""
+    return len(state.scheduled_requests) == 1
+
+
+def test_a_loan_runs_the_tests_settings_on_its_queue(
+    tmp_path: Path, broker_url: str | None, workers: SharedWorkers
+) -> None:
+    # Given two tests' settings, each with its own queue
+    first, second = two_tests(tmp_path, broker_url, workers)
+    shared = workers.for_settings(first)
+    woken: list[dict[str, Any]] = []
+    for settings in (first, second):
+        # When the worker is lent to each in turn
+        with shared.lent(settings, woken.append) as app:
+            # Then our tasks read that test's settings, and its queue's messages run
+            assert runtime_for(app).settings is settings
+            send_wake(settings, settings.home.name)
+            wait_until(lambda: woken, timeout=20, what=f"the wake on {settings.queue}")
+            assert woken.pop() == {"from": settings.home.name}
+    # And given back, the worker is bound to nobody's settings
+    assert runtime_for(shared.app).settings is shared.idle
+    assert shared is workers.for_settings(second)
+
+
+def test_nothing_of_one_loan_runs_in_the_next(
+    tmp_path: Path, broker_url: str | None, workers: SharedWorkers
+) -> None:
+    # Given a loan that leaves a task held for later and one still in its queue
+    first, second = two_tests(tmp_path, broker_url, workers)
+    shared = workers.for_settings(first)
+    first_woken: list[dict[str, Any]] = []
+    with shared.lent(first, first_woken.append):
+        send_wake(first, "held", countdown=1)
+        wait_until(holding_one, timeout=20, what="the held task taken by the worker")
+    send_wake(first, "queued")
+    # When the next test takes the worker, past when the held task was due
+    second_woken: list[dict[str, Any]] = []
+    with shared.lent(second, second_woken.append):
+        send_wake(second, "marker", countdown=2)
+        wait_until(lambda: second_woken, timeout=20, what="the later marker")
+    # Then only its own task ran, and nothing reached the first test's hands either
+    assert second_woken == [{"from": "marker"}]
+    assert first_woken == []
+
+
+def test_two_brokers_workers_in_one_process_each_run_their_own_apps_tasks(
+    tmp_path: Path, workers: SharedWorkers
+) -> None:
+    # Given a test process with a worker on the folder broker and one on Redis
+    require(REDIS, "Redis")
+    folder, _ = two_tests(tmp_path / "folder", None, workers)
+    redis, _ = two_tests(tmp_path / "redis", f"redis://{REDIS[0]}:{REDIS[1]}/0", workers)
+    # When tests take them in turn, back and forth
+    for settings in (folder, redis, folder):
+        woken: list[dict[str, Any]] = []
+        with workers.for_settings(settings).lent(settings, woken.append):
+            send_wake(settings, settings.queue)
+            # Then each wake reaches the test holding the worker that ran it
+            wait_until(lambda: woken, timeout=20, what=f"the wake on {settings.queue}")  # noqa: B023
+        assert woken == [{"from": settings.queue}]
