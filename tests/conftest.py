@@ -1,4 +1,4 @@
-"""Shared fixtures: a local HTTP sink; the chaos package first."""
+"""Shared fixtures: a local HTTP sink, the process's shared workers; the chaos package first."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.support.shared_worker import SharedWorkers
 from tests.support.sink import HttpSink, start_sink
 
 
@@ -15,6 +16,16 @@ def sink() -> Iterator[HttpSink]:
     yield server
     server.server.shutdown()
     server.server.server_close()
+
+
+@pytest.fixture(scope="session")
+def shared_workers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SharedWorkers]:
+    """This test process's Celery workers, one per broker, lent to one live test at a time.
+    Defined once, here: a second set in the same process would run a second Redis worker,
+    and kombu keeps one event loop per process."""
+    workers = SharedWorkers(tmp_path_factory.mktemp("shared-worker") / "home")
+    yield workers
+    workers.stop()
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

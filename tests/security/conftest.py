@@ -7,7 +7,6 @@ from tests.workers.conftest import (  # noqa: F401  (fixtures, registered by nam
     celery_app,
     service,
     settings,
-    shared_workers,
     woken,
     worker,
 )

@@ -5,6 +5,10 @@ app's `escalation_settings` (workers/runtime.py), so lending the worker is bindi
 to the test's settings and consuming the test's own queue. Given back, the worker stops
 consuming that queue, finishes what it already took, drops what it holds for later and
 forgets the queue: nothing of one test runs in the next.
+
+One set per process (the `shared_workers` fixture of tests/conftest.py): a worker on
+Redis runs kombu's event loop, which is one per process, and a second such worker would
+take the first one's loop as its own.
 """
 
 from __future__ import annotations
@@ -41,6 +45,15 @@ def fast_polling(app: Celery) -> None:
     if not app.conf.broker_url.startswith("filesystem://"):
         options = app.conf.broker_transport_options
         app.conf.broker_transport_options = {**options, "polling_interval": REDIS_POLLING}
+
+
+def stacks() -> str:
+    """Where every other thread of this process is now."""
+    return "\n".join(
+        "".join(traceback.format_stack(frame))
+        for thread, frame in sys._current_frames().items()
+        if thread != threading.get_ident()
+    )
 
 
 class SharedWorker:
@@ -91,7 +104,7 @@ class SharedWorker:
             # Celery's loop for a transport without an event loop drains for up to 2 s
             # before it runs what was handed to it: a message ends the drain.
             self.app.send_task(NUDGE, queue=self.idle.queue)
-        assert done.wait(timeout=10), "the shared worker's consumer did not take its turn"
+        assert done.wait(timeout=10), "the shared worker's consumer is stuck:\n" + stacks()
         if failed:
             raise failed[0]
 
@@ -140,12 +153,7 @@ class SharedWorker:
         try:
             self._running.__exit__(None, None, None)
         except RuntimeError as exc:  # still running: say where it is stuck
-            stacks = [
-                "".join(traceback.format_stack(frame))
-                for thread, frame in sys._current_frames().items()
-                if thread != threading.get_ident()
-            ]
-            raise RuntimeError(f"{exc}\n" + "\n".join(stacks)) from exc
+            raise RuntimeError(f"{exc}\n{stacks()}") from exc
 
 
 class SharedWorkers:

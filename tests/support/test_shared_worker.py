@@ -4,7 +4,6 @@ of one loan runs in the next."""
 from __future__ import annotations
 
 import secrets
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,10 +27,10 @@ def broker_url(request: pytest.FixtureRequest) -> str | None:
 
 
 @pytest.fixture
-def workers(tmp_path: Path) -> Iterator[SharedWorkers]:
-    shared = SharedWorkers(tmp_path / "shared")
-    yield shared
-    shared.stop()
+def workers(shared_workers: SharedWorkers) -> SharedWorkers:
+    """The process's own (a second Redis worker in one process would share kombu's one
+    event loop with it)."""
+    return shared_workers
 
 
 def two_tests(tmp_path: Path, broker_url: str | None, workers: SharedWorkers) -> list[Settings]:

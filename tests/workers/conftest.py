@@ -120,14 +120,6 @@ def woken() -> Woken:
     return Woken()
 
 
-@pytest.fixture(scope="session")
-def shared_workers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SharedWorkers]:
-    """This test process's Celery workers, one per broker, lent to one live test at a time."""
-    workers = SharedWorkers(tmp_path_factory.mktemp("shared-worker") / "home")
-    yield workers
-    workers.stop()
-
-
 @pytest.fixture
 def celery_app(settings: Settings, shared_workers: SharedWorkers) -> Iterator[Celery]:
     """Our app, built the production way, on the test's own queue; nothing consumes it
