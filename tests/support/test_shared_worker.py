@@ -12,7 +12,7 @@ from celery.worker import state
 
 from models.settings import Settings
 from tests.support.services import REDIS, require
-from tests.support.shared_worker import SharedWorkers
+from tests.support.shared_worker import SharedWorker, SharedWorkers
 from tests.support.waiting import wait_until
 from workers.app import make_celery
 from workers.runtime import runtime_for
@@ -45,22 +45,31 @@ def two_tests(tmp_path: Path, broker_url: str | None, workers: SharedWorkers) ->
     return both
 
 
-def send_wake(settings: Settings, name: str, **options: Any) -> None:
+@pytest.fixture
+def loans(
+    tmp_path: Path, broker_url: str | None, workers: SharedWorkers
+) -> tuple[Settings, Settings, SharedWorker]:
+    """Two tests' settings on one broker, and that broker's shared worker."""
+    first, second = two_tests(tmp_path, broker_url, workers)
+    return first, second, workers.for_settings(first)
+
+
+def send_wake(settings: Settings, name: str, **options: Any) -> str:
     """Send `test.woken` as a test's own app does: by name, to the test's queue."""
-    make_celery(settings).send_task("test.woken", kwargs={"wake": {"from": name}}, **options)
+    app = make_celery(settings)
+    return app.send_task("test.woken", kwargs={"wake": {"from": name}}, **options).id
 
 
-def holding_one() -> bool:
-    """The process's worker holds one task for later (taken with a countdown)."""
-    return len(state.scheduled_requests) == 1
+def holding(task_id: str) -> bool:
+    """The process's worker holds this task for later (taken with a countdown)."""
+    return any(request.id == task_id for request in state.scheduled_requests)
 
 
 def test_a_loan_runs_the_tests_settings_on_its_queue(
-    tmp_path: Path, broker_url: str | None, workers: SharedWorkers
+    loans: tuple[Settings, Settings, SharedWorker], workers: SharedWorkers
 ) -> None:
     # Given two tests' settings, each with its own queue
-    first, second = two_tests(tmp_path, broker_url, workers)
-    shared = workers.for_settings(first)
+    first, second, shared = loans
     woken: list[dict[str, Any]] = []
     for settings in (first, second):
         # When the worker is lent to each in turn
@@ -76,15 +85,14 @@ def test_a_loan_runs_the_tests_settings_on_its_queue(
 
 
 def test_nothing_of_one_loan_runs_in_the_next(
-    tmp_path: Path, broker_url: str | None, workers: SharedWorkers
+    loans: tuple[Settings, Settings, SharedWorker],
 ) -> None:
     # Given a loan that leaves a task held for later and one still in its queue
-    first, second = two_tests(tmp_path, broker_url, workers)
-    shared = workers.for_settings(first)
+    first, second, shared = loans
     first_woken: list[dict[str, Any]] = []
     with shared.lent(first, first_woken.append):
-        send_wake(first, "held", countdown=1)
-        wait_until(holding_one, timeout=20, what="the held task taken by the worker")
+        held = send_wake(first, "held", countdown=1)
+        wait_until(lambda: holding(held), timeout=20, what="the held task taken by the worker")
     send_wake(first, "queued")
     # When the next test takes the worker, past when the held task was due
     second_woken: list[dict[str, Any]] = []
