@@ -23,6 +23,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 # Six processes on 2 cores: most of a test's time is waiting on live workers; an idle process
 # takes queued tests from a busy one. A run starts hundreds of Python processes, so they keep
