@@ -26,6 +26,7 @@ from tests.chaos.agent import Agent, start_agent
 from tests.chaos.sink import ChaosSink
 from tests.chaos.sizes import SIZES
 from tests.support.postgres_server import PostgresServer, own_postgres
+from tests.support.processes import settings_env
 from tests.support.waiting import wait_until
 from tests.workers.conftest import write_apprise_config
 
@@ -156,13 +157,6 @@ class RedisServer:
     def stop(self) -> None:
         if self.process is not None:
             self.process.stop()
-
-
-def settings_env(settings: Settings) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ESCALATE_")}
-    for name, value in settings.model_dump(exclude_none=True).items():
-        env[f"ESCALATE_{name.upper()}"] = str(value)
-    return env
 
 
 @dataclass

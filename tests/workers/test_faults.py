@@ -18,7 +18,7 @@ from models.db import make_engine
 from models.migrate import upgrade
 from models.settings import Settings
 from models.tables import Escalation
-from tests.support.processes import stop
+from tests.support.processes import settings_env, stop
 from tests.support.sink import HttpSink
 from tests.support.waiting import wait_until
 from tests.workers.conftest import Harness
@@ -112,13 +112,6 @@ def test_scheduled_tasks_of_the_run_are_revoked_and_recorded(service: Harness) -
 
 
 # --- A real prefork worker process whose child is killed mid-stage ---------------------------
-
-
-def settings_env(settings: Settings) -> dict[str, str]:
-    env = dict(os.environ)
-    for name, value in settings.model_dump(exclude_none=True).items():
-        env[f"ESCALATE_{name.upper()}"] = str(value)
-    return env
 
 
 def children_of(pid: int) -> list[int]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import secrets
 import subprocess
 import sys
@@ -19,7 +18,7 @@ from models.migrate import upgrade
 from models.settings import Settings
 from models.tables import Escalation, Event
 from tests.support.postgres_server import PostgresServer, own_postgres
-from tests.support.processes import stop
+from tests.support.processes import settings_env, stop
 from tests.support.services import REDIS, require
 from tests.support.sink import HttpSink
 from tests.support.waiting import wait_until
@@ -58,13 +57,7 @@ def service_worker(outage_settings: Settings, tmp_path: Path) -> Iterator[Path]:
     """The service as it is deployed: a prefork worker with beat, in its own process."""
     upgrade(outage_settings)
     log = tmp_path / "worker.log"
-    env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith("ESCALATE_")},
-        **{
-            f"ESCALATE_{name.upper()}": str(value)
-            for name, value in outage_settings.model_dump(exclude_none=True).items()
-        },
-    }
+    env = settings_env(outage_settings)
     with log.open("wb") as output:
         worker = subprocess.Popen(
             [

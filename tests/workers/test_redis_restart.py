@@ -15,7 +15,8 @@ import pytest
 from celery import Celery
 
 from models.settings import Settings
-from tests.chaos.cluster import Process, RedisServer, settings_env
+from tests.chaos.cluster import Process, RedisServer
+from tests.support.processes import settings_env
 from tests.support.services import require_program
 from tests.support.waiting import wait_until
 from workers.app import make_celery
