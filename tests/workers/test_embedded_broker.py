@@ -148,11 +148,15 @@ def test_a_message_still_being_written_wakes_nobody(tmp_path: Path) -> None:
 
 @pytest.fixture
 def watched_waits(monkeypatch: pytest.MonkeyPatch) -> tuple[threading.Event, list[bool]]:
-    """Set once a consumer starts waiting; each wait's result (True: woken, not run out)."""
+    """Set once the test's consumer starts waiting; each of its waits' results (True: woken,
+    not run out). Waits of other threads (the process's shared worker) go by unwatched."""
     waiting, woken = threading.Event(), []
     real_wait = Arrivals.wait
+    test_thread = threading.current_thread()
 
     def watched(self: Arrivals, seconds: float) -> bool:
+        if threading.current_thread() is not test_thread:
+            return real_wait(self, seconds)
         waiting.set()
         woken.append(real_wait(self, seconds))
         return woken[-1]
