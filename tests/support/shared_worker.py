@@ -23,7 +23,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
-from celery import Celery
+from celery import Celery, bootsteps
 from celery.app.trace import setup_worker_optimizations
 from celery.contrib.testing.worker import start_worker
 from celery.worker import state
@@ -149,6 +149,10 @@ class SharedWorker:
         self.app.conf.task_default_queue = self.idle.queue
         self.on_wake = None
 
+    @property
+    def running(self) -> bool:
+        return bool(self.worker.blueprint.state == bootsteps.RUN)
+
     def stop(self) -> None:
         try:
             self._running.__exit__(None, None, None)
@@ -162,6 +166,7 @@ class SharedWorkers:
     def __init__(self, home: Path) -> None:
         self.home = home
         self.by_broker: dict[str, SharedWorker] = {}
+        self.stopped: list[SharedWorker] = []  # joined at the end
 
     @property
     def broker_folder(self) -> Path:
@@ -188,13 +193,18 @@ class SharedWorkers:
 
     def for_settings(self, settings: Settings) -> SharedWorker:
         key = settings.resolved_broker_url
-        if key not in self.by_broker:
-            self.by_broker[key] = SharedWorker(self._idle(settings.broker_url))
-        return self.by_broker[key]
+        worker = self.by_broker.get(key)
+        if worker is None or not worker.running:
+            # Celery's stop flag is one per process: a test that stops a worker of its own
+            # (tests/workers/test_embedded_broker.py) stops these too. Start another.
+            if worker is not None:
+                self.stopped.append(worker)
+            worker = self.by_broker[key] = SharedWorker(self._idle(settings.broker_url))
+        return worker
 
     def stop(self) -> None:
         # Celery's stop flag is one per process and each stop lowers it once its worker is
         # gone: raise it for all first, so none waits out a drain for its turn.
         state.should_terminate = 0
-        for worker in self.by_broker.values():
+        for worker in [*self.stopped, *self.by_broker.values()]:
             worker.stop()

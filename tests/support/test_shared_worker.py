@@ -119,3 +119,27 @@ def test_two_brokers_workers_in_one_process_each_run_their_own_apps_tasks(
             # Then each wake reaches the test holding the worker that ran it
             wait_until(lambda: woken, timeout=20, what=f"the wake on {settings.queue}")  # noqa: B023
         assert woken == [{"from": settings.queue}]
+
+
+def test_a_worker_stopped_by_another_workers_stop_is_started_again(
+    loans: tuple[Settings, Settings, SharedWorker], workers: SharedWorkers
+) -> None:
+    # Given the process's worker, lent once
+    first, second, shared = loans
+    with shared.lent(first, lambda _wake: None):
+        pass
+    # When Celery's stop flag, one per process, is raised and lowered, as the stop of any
+    # other worker in the process does (tests/workers/test_embedded_broker.py starts one)
+    state.should_terminate = 0
+    try:
+        wait_until(lambda: not shared.running, timeout=10, what="the shared worker stopped")
+    finally:
+        state.should_terminate = None
+    # Then the next test gets a running worker all the same, and its wake runs
+    woken: list[dict[str, Any]] = []
+    again = workers.for_settings(second)
+    assert again is not shared and again.running
+    with again.lent(second, woken.append):
+        send_wake(second, "after")
+        wait_until(lambda: woken, timeout=20, what="the wake after the restart")
+    assert woken == [{"from": "after"}]
