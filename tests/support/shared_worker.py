@@ -47,6 +47,15 @@ def fast_polling(app: Celery) -> None:
         app.conf.broker_transport_options = {**options, "polling_interval": REDIS_POLLING}
 
 
+def held_ids() -> set[str]:
+    """Ids of the tasks the process's workers hold for later (taken with a countdown)."""
+    while True:
+        try:  # a worker's timer thread may drop one meanwhile
+            return {request.id for request in state.scheduled_requests}
+        except RuntimeError:  # "Set changed size during iteration": look again
+            continue
+
+
 def stacks() -> str:
     """Where every other thread of this process is now."""
     return "\n".join(
@@ -115,24 +124,30 @@ class SharedWorker:
         assert settings.embedded_broker is False or (
             settings.broker_folder == self.idle.broker_folder
         ), "link the test's broker folder to the shared one first (link_broker)"
-        # Celery keeps the worker's task registry and default app process-wide ("only a
-        # single app can be used for workers running in the same process"): point them at
-        # this worker's app, as its start did, before it runs anything of this test.
+        # An in-thread worker finds its tasks through the process's default app, which is
+        # whichever worker started last ("only a single app can be used for workers running
+        # in the same process"): have this one look its tasks up in its own app, as `celery
+        # worker` does at its start, before it runs anything of this test.
         setup_worker_optimizations(self.app, self.worker.hostname)
         self.app.escalation_settings = settings  # type: ignore[attr-defined]
         self.app.conf.task_default_queue = settings.queue  # where our tasks enqueue the next
         self.on_wake = on_wake
-        consumer = self.worker.consumer
-        self._in_consumer(lambda: consumer.add_task_queue(settings.queue))
         try:
+            consumer = self.worker.consumer
+            self._in_consumer(lambda: consumer.add_task_queue(settings.queue))
             yield self.app
         finally:
-            self._give_back(settings)
+            try:
+                self._give_back(settings)
+            finally:  # a failed give-back hands nothing of this test to the next
+                self.app.escalation_settings = self.idle  # type: ignore[attr-defined]
+                self.app.conf.task_default_queue = self.idle.queue
+                self.on_wake = None
 
     def _give_back(self, settings: Settings) -> None:
         consumer = self.worker.consumer
         self._in_consumer(lambda: consumer.cancel_task_queue(settings.queue))
-        held = {request.id for request in state.scheduled_requests}
+        held = held_ids()
         if held:  # taken with a countdown still to run: revoked, then acked when it falls due
             self._in_consumer(lambda: state.revoked.update(held))
 
@@ -145,9 +160,6 @@ class SharedWorker:
         runtime = runtime_for(self.app)
         if "engine" in runtime.__dict__:  # built on first use (cached_property)
             runtime.engine.dispose()
-        self.app.escalation_settings = self.idle  # type: ignore[attr-defined]
-        self.app.conf.task_default_queue = self.idle.queue
-        self.on_wake = None
 
     @property
     def running(self) -> bool:
@@ -198,13 +210,18 @@ class SharedWorkers:
             # Celery's stop flag is one per process: a test that stops a worker of its own
             # (tests/workers/test_embedded_broker.py) stops these too. Start another.
             if worker is not None:
+                # Its steps close after it leaves RUN, its event loop last: a Redis worker
+                # started before then would take that loop as its own (one per process).
+                stopped = worker.worker.blueprint.shutdown_complete.wait(timeout=30)
+                assert stopped, "a stopped shared worker did not finish:\n" + stacks()
                 self.stopped.append(worker)
             worker = self.by_broker[key] = SharedWorker(self._idle(settings.broker_url))
         return worker
 
     def stop(self) -> None:
-        # Celery's stop flag is one per process and each stop lowers it once its worker is
-        # gone: raise it for all first, so none waits out a drain for its turn.
+        # Celery's stop flag is one per process and each stop lowers it again once its own
+        # worker is gone: raised for all first, the running ones stop together while the
+        # first is joined; the ones stopped earlier are only joined.
         state.should_terminate = 0
-        for worker in [*self.stopped, *self.by_broker.values()]:
+        for worker in [*self.by_broker.values(), *self.stopped]:
             worker.stop()

@@ -135,11 +135,13 @@ def test_a_worker_stopped_by_another_workers_stop_is_started_again(
         wait_until(lambda: not shared.running, timeout=10, what="the shared worker stopped")
     finally:
         state.should_terminate = None
-    # Then the next test gets a running worker all the same, and its wake runs
+    # Then the next test gets a running worker all the same, on an event loop of its own
+    # (Redis), and its wake runs, a countdown one too (the loop's timer fires it)
     woken: list[dict[str, Any]] = []
     again = workers.for_settings(second)
     assert again is not shared and again.running
+    assert again.worker.hub is None or again.worker.hub is not shared.worker.hub
     with again.lent(second, woken.append):
-        send_wake(second, "after")
+        send_wake(second, "after", countdown=0.5)
         wait_until(lambda: woken, timeout=20, what="the wake after the restart")
     assert woken == [{"from": "after"}]

@@ -67,13 +67,16 @@ def test_the_wake_task_reaches_the_agents_own_worker_once_with_the_decision(
     assert "unregistered" not in agent.log().lower()
 
 
-# The folder broker is private to the test; on the shared Redis other workers may consume
-# `celery`, so the default queue is shown where nobody else listens.
+# On the shared Redis other processes' agents may consume `celery`, so the default queue is
+# shown on the folder broker, which only this process's tests share, one at a time.
 @pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
 def test_a_wake_naming_no_queue_goes_to_celerys_default_queue(
     service: Harness, celery_only_python: Path, tmp_path: Path, settings: Settings
 ) -> None:
-    # Given an agent worker started the plain way, on Celery's default queue
+    # Given an agent worker started the plain way, on Celery's default queue, emptied of
+    # what earlier tests in this process sent there
+    with service.app.connection_for_write() as connection:
+        connection.default_channel.queue_purge("celery")
     url, options = broker_for_agents(settings)
     plain = start_agent_worker(
         celery_only_python,
