@@ -12,6 +12,7 @@ from contextlib import contextmanager
 import pytest
 
 REDIS = ("127.0.0.1", 6379)
+REDIS_URL = f"redis://{REDIS[0]}:{REDIS[1]}/0"
 POSTGRES = ("127.0.0.1", 5432)
 POSTGRES_ADMIN_URL = os.environ.get(
     "ESCALATE_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test"

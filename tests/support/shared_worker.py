@@ -14,6 +14,7 @@ take the first one's loop as its own.
 from __future__ import annotations
 
 import contextlib
+import functools
 import secrets
 import sys
 import threading
@@ -41,12 +42,6 @@ REDIS_POLLING = 0.1
 NUDGE = "test.nudge"
 
 
-def fast_polling(app: Celery) -> None:
-    if not app.conf.broker_url.startswith("filesystem://"):
-        options = app.conf.broker_transport_options
-        app.conf.broker_transport_options = {**options, "polling_interval": REDIS_POLLING}
-
-
 def held_ids() -> set[str]:
     """Ids of the tasks the process's workers hold for later (taken with a countdown)."""
     while True:
@@ -71,7 +66,9 @@ class SharedWorker:
     def __init__(self, idle: Settings) -> None:
         self.idle = idle
         self.app = make_celery(idle)
-        fast_polling(self.app)
+        if not idle.embedded_broker:
+            options = self.app.conf.broker_transport_options
+            self.app.conf.broker_transport_options = {**options, "polling_interval": REDIS_POLLING}
         self.on_wake: Wake | None = None
 
         # One `test.woken` for the session, handing each wake to the test holding the loan.
@@ -180,7 +177,7 @@ class SharedWorkers:
         self.by_broker: dict[str, SharedWorker] = {}
         self.stopped: list[SharedWorker] = []  # joined at the end
 
-    @property
+    @functools.cached_property
     def broker_folder(self) -> Path:
         """The folder broker every embedded test's home links to."""
         return self._idle(None).broker_folder

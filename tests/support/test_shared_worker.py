@@ -11,7 +11,7 @@ import pytest
 from celery.worker import state
 
 from models.settings import Settings
-from tests.support.services import REDIS, require
+from tests.support.services import REDIS, REDIS_URL, require
 from tests.support.shared_worker import SharedWorker, SharedWorkers
 from tests.support.waiting import wait_until
 from workers.app import make_celery
@@ -23,35 +23,30 @@ def broker_url(request: pytest.FixtureRequest) -> str | None:
     if request.param == "folder":
         return None
     require(REDIS, "Redis")
-    return f"redis://{REDIS[0]}:{REDIS[1]}/0"
+    return REDIS_URL
 
 
-@pytest.fixture
-def workers(shared_workers: SharedWorkers) -> SharedWorkers:
-    """The process's own (a second Redis worker in one process would share kombu's one
-    event loop with it)."""
-    return shared_workers
-
-
-def two_tests(tmp_path: Path, broker_url: str | None, workers: SharedWorkers) -> list[Settings]:
+def two_tests(
+    tmp_path: Path, broker_url: str | None, shared_workers: SharedWorkers
+) -> list[Settings]:
     """Two tests' settings, each with its home and its own queue."""
     both = []
     for name in ("first", "second"):
         settings = Settings(
             home=tmp_path / name, broker_url=broker_url, queue=f"test-{secrets.token_hex(4)}"
         )
-        workers.link_broker(settings)
+        shared_workers.link_broker(settings)
         both.append(settings)
     return both
 
 
 @pytest.fixture
 def loans(
-    tmp_path: Path, broker_url: str | None, workers: SharedWorkers
+    tmp_path: Path, broker_url: str | None, shared_workers: SharedWorkers
 ) -> tuple[Settings, Settings, SharedWorker]:
     """Two tests' settings on one broker, and that broker's shared worker."""
-    first, second = two_tests(tmp_path, broker_url, workers)
-    return first, second, workers.for_settings(first)
+    first, second = two_tests(tmp_path, broker_url, shared_workers)
+    return first, second, shared_workers.for_settings(first)
 
 
 def send_wake(settings: Settings, name: str, **options: Any) -> str:
@@ -66,7 +61,7 @@ def holding(task_id: str) -> bool:
 
 
 def test_a_loan_runs_the_tests_settings_on_its_queue(
-    loans: tuple[Settings, Settings, SharedWorker], workers: SharedWorkers
+    loans: tuple[Settings, Settings, SharedWorker], shared_workers: SharedWorkers
 ) -> None:
     # Given two tests' settings, each with its own queue
     first, second, shared = loans
@@ -81,7 +76,7 @@ def test_a_loan_runs_the_tests_settings_on_its_queue(
             assert woken.pop() == {"from": settings.home.name}
     # And given back, the worker is bound to nobody's settings
     assert runtime_for(shared.app).settings is shared.idle
-    assert shared is workers.for_settings(second)
+    assert shared is shared_workers.for_settings(second)
 
 
 def test_nothing_of_one_loan_runs_in_the_next(
@@ -105,16 +100,16 @@ def test_nothing_of_one_loan_runs_in_the_next(
 
 
 def test_two_brokers_workers_in_one_process_each_run_their_own_apps_tasks(
-    tmp_path: Path, workers: SharedWorkers
+    tmp_path: Path, shared_workers: SharedWorkers
 ) -> None:
     # Given a test process with a worker on the folder broker and one on Redis
     require(REDIS, "Redis")
-    folder, _ = two_tests(tmp_path / "folder", None, workers)
-    redis, _ = two_tests(tmp_path / "redis", f"redis://{REDIS[0]}:{REDIS[1]}/0", workers)
+    folder, _ = two_tests(tmp_path / "folder", None, shared_workers)
+    redis, _ = two_tests(tmp_path / "redis", REDIS_URL, shared_workers)
     # When tests take them in turn, back and forth
     for settings in (folder, redis, folder):
         woken: list[dict[str, Any]] = []
-        with workers.for_settings(settings).lent(settings, woken.append):
+        with shared_workers.for_settings(settings).lent(settings, woken.append):
             send_wake(settings, settings.queue)
             # Then each wake reaches the test holding the worker that ran it
             wait_until(lambda: woken, timeout=20, what=f"the wake on {settings.queue}")  # noqa: B023
@@ -122,7 +117,7 @@ def test_two_brokers_workers_in_one_process_each_run_their_own_apps_tasks(
 
 
 def test_a_worker_stopped_by_another_workers_stop_is_started_again(
-    loans: tuple[Settings, Settings, SharedWorker], workers: SharedWorkers
+    loans: tuple[Settings, Settings, SharedWorker], shared_workers: SharedWorkers
 ) -> None:
     # Given the process's worker, lent once
     first, second, shared = loans
@@ -138,7 +133,7 @@ def test_a_worker_stopped_by_another_workers_stop_is_started_again(
     # Then the next test gets a running worker all the same, on an event loop of its own
     # (Redis), and its wake runs, a countdown one too (the loop's timer fires it)
     woken: list[dict[str, Any]] = []
-    again = workers.for_settings(second)
+    again = shared_workers.for_settings(second)
     assert again is not shared and again.running
     assert again.worker.hub is None or again.worker.hub is not shared.worker.hub
     with again.lent(second, woken.append):

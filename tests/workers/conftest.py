@@ -24,7 +24,7 @@ from models.settings import Settings
 from models.tables import Decision, Delivery, Escalation, Event
 from tests.support.agent_venv import AgentWorker, cached_celery_only_venv, start_agent_worker
 from tests.support.beat import ThreadBeat
-from tests.support.services import REDIS, fresh_postgres_database, require
+from tests.support.services import REDIS, REDIS_URL, fresh_postgres_database, require
 from tests.support.shared_worker import SharedWorkers
 from tests.support.sink import HttpSink
 from tests.support.waiting import wait_until
@@ -74,7 +74,7 @@ def backend(request: pytest.FixtureRequest) -> Iterator[dict[str, Any]]:
         return
     require(REDIS, "Redis")
     with fresh_postgres_database() as url:
-        yield {"database_url": url, "broker_url": f"redis://{REDIS[0]}:{REDIS[1]}/0"}
+        yield {"database_url": url, "broker_url": REDIS_URL}
 
 
 @pytest.fixture

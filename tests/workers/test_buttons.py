@@ -23,7 +23,7 @@ from fastapi.testclient import TestClient
 from api.app import create_app
 from models.settings import Settings
 from tests.support.platforms import Call, Platforms, platform_peer
-from tests.support.services import REDIS, fresh_postgres_database, require
+from tests.support.services import REDIS, REDIS_URL, fresh_postgres_database, require
 from tests.support.sink import HttpSink
 from tests.workers.conftest import DESIGN, Harness
 from tests.workers.test_channel_forms import BUTTONS_MARKER
@@ -48,7 +48,7 @@ def backend(request: pytest.FixtureRequest) -> Iterator[dict[str, Any]]:
         return
     require(REDIS, "Redis")
     with fresh_postgres_database() as url:
-        yield {"database_url": url, "broker_url": f"redis://{REDIS[0]}:{REDIS[1]}/0"}
+        yield {"database_url": url, "broker_url": REDIS_URL}
 
 
 @pytest.fixture

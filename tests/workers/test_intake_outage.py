@@ -19,7 +19,7 @@ from models.settings import Settings
 from models.tables import Escalation, Event
 from tests.support.postgres_server import PostgresServer, own_postgres
 from tests.support.processes import settings_env, stop
-from tests.support.services import REDIS, require
+from tests.support.services import REDIS, REDIS_URL, require
 from tests.support.sink import HttpSink
 from tests.support.waiting import wait_until
 from tests.workers.conftest import DESIGN, write_apprise_config
@@ -43,7 +43,7 @@ def outage_settings(postgres: PostgresServer, tmp_path: Path, sink: HttpSink) ->
         design=DESIGN,
         apprise_config=write_apprise_config(tmp_path / "apprise.yaml", sink),
         database_url=postgres.url,
-        broker_url=f"redis://{REDIS[0]}:{REDIS[1]}/0",
+        broker_url=REDIS_URL,
         queue=f"test-{secrets.token_hex(4)}",
         sweep_interval=0.3,
         stall_after=1.0,
