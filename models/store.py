@@ -11,11 +11,11 @@ from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from typing import Any, Protocol
 
-from sqlalchemy import text
+from sqlalchemy import bindparam, insert, text, update
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
-from sqlmodel import Session, col, select
+from sqlmodel import Session, SQLModel, col, select
 
 from models.tables import Decision, Delivery, Escalation, Event, PipelinePhase, Reply
 from workflows.case import Case, parse_options
@@ -149,6 +149,36 @@ def add_event(
     session.add(
         Event(escalation_id=row.id, at=now, kind=kind, state=row.state, detail=dict(detail))
     )
+
+
+# The record of every send is on the hot path (five a case): Core statements built once, past
+# the ORM's unit of work, which cost more than the send itself (docs/PERFORMANCE.md).
+_CASE_STATE = select(Escalation.state).where(col(Escalation.id) == bindparam("case"))
+_INSERT_EVENT = insert(SQLModel.metadata.tables[Event.__tablename__])
+_DELIVERIES = SQLModel.metadata.tables[Delivery.__tablename__]
+# No SET clause: an execution's parameters name the columns it sets.
+_UPDATE_DELIVERY = update(_DELIVERIES).where(_DELIVERIES.c.id == bindparam("row"))
+
+
+def case_state(session: Session, escalation_id: str) -> State | None:
+    """A case's state alone (its whole row, packet and design, costs more than a record)."""
+    state = session.connection().execute(_CASE_STATE, {"case": escalation_id}).scalar()
+    return None if state is None else State(state)
+
+
+def append_event(
+    session: Session, row: Stamped, kind: str, detail: Mapping[str, Any], *, now: datetime
+) -> None:
+    """`add_event` as one INSERT sent now, for a transaction that holds no ORM objects."""
+    session.connection().execute(
+        _INSERT_EVENT,
+        {"escalation_id": row.id, "at": now, "kind": kind, "state": row.state, "detail": detail},
+    )
+
+
+def update_delivery(session: Session, delivery_id: int | None, values: Mapping[str, Any]) -> None:
+    """Set an outbox row's columns in one UPDATE sent now (the row is not loaded)."""
+    session.connection().execute(_UPDATE_DELIVERY, {**values, "row": delivery_id})
 
 
 def stop_pages(

@@ -14,7 +14,7 @@ from celery import Celery
 from sqlmodel import Session, col, select, update
 
 from models.db import transaction
-from models.store import add_event, case_of
+from models.store import add_event, append_event, case_of, case_state, update_delivery
 from models.tables import Delivery, Escalation
 from workers import channels, native_pages
 from workers.answering import answer_links, case_token
@@ -330,75 +330,88 @@ def send_claimed(app: Celery, runtime: Runtime, claimed: Claimed, *, durable: bo
     started = datetime.now(UTC)
     outcome = _send(app, runtime, claimed)
     now = datetime.now(UTC)
-    settings = runtime.settings
-    exhausted = False
+    record = _record_of(delivery, outcome, runtime.settings, now=now)
     with transaction(runtime.engine, bookkeeping=not durable) as session:
         # The row as our claim's RETURNING left it: under the lease nothing else changes it
-        # (outbox rows are never deleted), so it is not read again. The case's state is: it
-        # stamps the event (its state alone: the whole row, packet and design, cost more
-        # than the rest of the record).
-        row = session.merge(delivery, load=False)
-        state = session.scalar(
-            select(Escalation.state).where(col(Escalation.id) == delivery.escalation_id)
-        )
+        # (outbox rows are never deleted), so it is not read again, only updated. The case's
+        # state is read: it stamps the event.
+        state = case_state(session, delivery.escalation_id)
         if state is None:
             return
-        case_now = CaseState(delivery.escalation_id, State(state))
-        row.lease_until = None
-        row.last_error = outcome.error
+        case_now = CaseState(delivery.escalation_id, state)
+        update_delivery(session, delivery.id, record.values)
         resent: list[str] = []
-        held = False
-        if outcome.refs:  # kept whatever the outcome: a retry sends only what is missing
-            row.platform_refs = [dict(ref) for ref in outcome.refs]
-        if outcome.state == channels.SENT:
-            row.state, row.sent_at = channels.SENT, now
+        held = record.held
+        if record.values["state"] == channels.SENT:
             if outcome.error is None:
-                resumed_by_delivery(session, row, now=now)
-            resent = resend_on_recovery(session, row, now=now)
-        elif outcome.state == DeliveryState.REFUSED:  # final: no retry, no next attempt
-            row.state, row.next_attempt_at = DeliveryState.REFUSED, None
-        elif outcome.state == DeliveryState.UNKNOWN and row.channel is Via.APPRISE:
-            # The request went out and no answer came: it may have arrived. Not sent again on
-            # the interval (a person paged twice learns to ignore pages); re-sent, marked,
-            # once a later send on this channel works (workers/undelivered.py).
-            row.state, row.next_attempt_at, held = DeliveryState.UNKNOWN, None, True
-            if proof := worked_since(session, row, since=started):
-                session.add(row)
-                session.flush()
-                resent, held = resend_on_recovery(session, proof, now=now), False
-        elif row.attempts >= settings.delivery_max_attempts:
-            row.state, exhausted = DeliveryState.ABANDONED, True
-        else:
-            row.state = outcome.state
-            row.next_attempt_at = now + timedelta(seconds=settings.delivery_retry_interval)
-        session.add(row)
-        add_event(
+                resumed_by_delivery(session, delivery, now=now)
+            resent = resend_on_recovery(session, delivery, now=now)
+        elif held and (proof := worked_since(session, delivery, since=started)):
+            # a send on this channel worked while this one hung: this one is due again
+            resent, held = resend_on_recovery(session, proof, now=now), False
+        append_event(
             session,
             case_now,
             "delivery_attempt",
             {
-                "delivery": row.id,
-                "purpose": row.purpose,
-                "channel": row.target,
-                **({"queue": row.queue} if row.queue else {}),
-                "role": row.role,
+                "delivery": delivery.id,
+                "purpose": delivery.purpose,
+                "channel": delivery.target,
+                **({"queue": delivery.queue} if delivery.queue else {}),
+                "role": delivery.role,
                 "outcome": outcome.state,
                 "tries": outcome.tries,
-                "attempt": row.attempts,
+                "attempt": delivery.attempts,
                 **({"error": outcome.error} if outcome.error else {}),
-                **({"gave_up": True} if exhausted else {}),
+                **({"gave_up": True} if record.exhausted else {}),
                 **({"held_until_channel_works": True} if held else {}),
             },
             now=now,
         )
     for escalation_id in resent:
         nudge(app, Stage.DELIVER, escalation_id)
-    if not exhausted or delivery.purpose not in PAGES or case_now.state not in OPEN_FOR_DECISION:
+    if (
+        not record.exhausted
+        or delivery.purpose not in PAGES
+        or case_now.state not in OPEN_FOR_DECISION
+    ):
         return
     # The decider's page gave up: escalate it. Any other channel giving up afterwards joins
     # that second case and is named there.
     if case := _to_escalate(runtime, case_now.id, primary=delivery.role == Role.PRIMARY):
         escalate_undelivered(app, runtime, case, delivery, outcome.error or "unconfirmed")
+
+
+@dataclass(frozen=True)
+class Record:
+    """What a send's outcome writes on its outbox row; `held`: an unknown page kept until
+    its channel works again; `exhausted`: the last attempt failed."""
+
+    values: dict[str, Any]
+    held: bool = False
+    exhausted: bool = False
+
+
+def _record_of(
+    delivery: Delivery, outcome: channels.SendOutcome, settings: Any, *, now: datetime
+) -> Record:
+    values: dict[str, Any] = {"lease_until": None, "last_error": outcome.error}
+    if outcome.refs:  # kept whatever the outcome: a retry sends only what is missing
+        values["platform_refs"] = [dict(ref) for ref in outcome.refs]
+    if outcome.state == channels.SENT:
+        return Record({**values, "state": channels.SENT, "sent_at": now})
+    if outcome.state == DeliveryState.REFUSED:  # final: no retry, no next attempt
+        return Record({**values, "state": DeliveryState.REFUSED, "next_attempt_at": None})
+    if outcome.state == DeliveryState.UNKNOWN and delivery.channel is Via.APPRISE:
+        # The request went out and no answer came: it may have arrived. Not sent again on
+        # the interval (a person paged twice learns to ignore pages); re-sent, marked,
+        # once a later send on this channel works (workers/undelivered.py).
+        held = {"state": DeliveryState.UNKNOWN, "next_attempt_at": None}
+        return Record({**values, **held}, held=True)
+    if delivery.attempts >= settings.delivery_max_attempts:
+        return Record({**values, "state": DeliveryState.ABANDONED}, exhausted=True)
+    retry_at = now + timedelta(seconds=settings.delivery_retry_interval)
+    return Record({**values, "state": outcome.state, "next_attempt_at": retry_at})
 
 
 def _to_escalate(runtime: Runtime, escalation_id: str, *, primary: bool) -> Case | None:
