@@ -332,6 +332,7 @@ def insert_escalation(
             "owner",
             "question_key",
             "updated_at",
+            "attempts",
         ):
             setattr(existing, name, getattr(row, name))
         existing.problems, existing.outcome, existing.closed_at = [], None, None

@@ -36,6 +36,9 @@ class Accepted:
     created: bool
     warnings: tuple[str, ...] = ()
     joined: bool = False  # the same open question: joined that case, nobody paged again
+    # A case created with its first stage's attempt counted (`accept(first_stage_here=True)`):
+    # its snapshot spec, so that stage need not count or read it again.
+    counted_snapshot: dict[str, Any] | None = None
 
 
 def admit_here(runtime: Runtime, request: Any) -> Admission:
@@ -79,10 +82,14 @@ def accept(
     cites_id: str | None = None,
     pipeline: dict[str, Any] | None = None,
     admission: Admission | None = None,
+    first_stage_here: bool = False,
 ) -> Accepted:
     """Store the request as a case in state `received`; raise PacketRefused when refused.
 
     `admission` is `admit_here`'s verdict on this very request, when the caller already has it.
+    `first_stage_here`: the caller runs the snapshot stage itself once this commits, so a new
+    case is stored with that stage's attempt counted (workers/stage_runs.begin_attempt's
+    count, without its own transaction).
     """
     now = datetime.now(UTC)
     admission = admission or admit_here(runtime, request)
@@ -112,6 +119,7 @@ def accept(
         pipeline=pipeline,
         created_at=now,
         updated_at=now,
+        attempts=1 if first_stage_here else 0,
     )
     warnings = admission.check.warnings if admission.check else ()
     event = EventSpec(
@@ -129,7 +137,8 @@ def accept(
             add_event(session, open_case, "joined", {"packet_id": row.packet_id}, now=now)
             return Accepted(open_case.id, open_case.state, False, tuple(warnings), joined=True)
         stored, created = insert_escalation(session, row, event, now=now)
-        return Accepted(stored.id, stored.state, created, tuple(warnings))
+        counted = dict(stored.snapshot or {}) if created and first_stage_here else None
+        return Accepted(stored.id, stored.state, created, tuple(warnings), counted_snapshot=counted)
 
 
 def accept_when_stored(runtime: Runtime, request: Any, **options: Any) -> Accepted:

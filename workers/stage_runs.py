@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
+from typing import Protocol
 
 from celery import Celery
 from sqlmodel import Session, col, update
@@ -35,14 +36,24 @@ def nudge(app: Celery, stage: Stage | None, escalation_id: str) -> None:
         log.exception("could not enqueue %s for %s; the sweeper will", stage, escalation_id)
 
 
-def run_after(stage: Callable[[Celery, Runtime, str], None]) -> Inline:
-    """A next stage run here once the commit is done; it takes nothing in the transaction."""
+class Counted(Protocol):
+    """A stage run here, told whether its attempt is already counted."""
+
+    def __call__(
+        self, app: Celery, runtime: Runtime, escalation_id: str, *, counted: bool = False
+    ) -> None: ...
+
+
+def run_after(stage: Counted) -> Inline:
+    """A next stage run here once the commit is done; its attempt is counted in this
+    transaction (`begin_attempt`'s count without a commit of its own)."""
 
     def take(
         _session: Session, runtime: Runtime, row: Escalation, _now: datetime
     ) -> Callable[[Celery], None]:
+        row.attempts = 1  # after apply_result reset it: this is the next stage's first
         escalation_id = row.id
-        return lambda app: stage(app, runtime, escalation_id)
+        return lambda app: stage(app, runtime, escalation_id, counted=True)
 
     return take
 

@@ -104,7 +104,7 @@ def escalate(
     # Unknown keyword arguments are passed on, so the refusal names them (not a TypeError).
     request = {"packet": packet, **{k: v for k, v in given.items() if v is not None}, **unknown}
     try:
-        accepted = accept_when_stored(runtime, request, record_refusal=True)
+        accepted = accept_when_stored(runtime, request, record_refusal=True, first_stage_here=True)
     except PacketRefused as refused:
         return {"state": State.REFUSED.value, "errors": refused.problems}
     except StoreUnavailable as unstored:
@@ -117,13 +117,14 @@ def escalate(
     if accepted.state == State.RECEIVED:
         if monotonic() - started > INLINE_WITHIN:
             # A slow store ate this task's time: the probe and the sends get a task (and a
-            # time limit) of their own rather than the soft limit landing mid-send.
+            # time limit) of their own rather than the soft limit landing mid-send. (That task
+            # counts its attempt too: the case's first is this one's.)
             nudge(self.app, Stage.SNAPSHOT, accepted.id)
         else:
             # Snapshot and route run here, not through the broker: two hops fewer a case. The
             # message is the case's no longer, so a failure there is a lost nudge (the sweeper).
             try:
-                take_snapshot(self.app, runtime, accepted.id)
+                take_snapshot(self.app, runtime, accepted.id, counted=accepted.counted_snapshot)
             except Exception:
                 log.exception("snapshot of %s failed here; the sweeper re-drives it", accepted.id)
     return {"id": accepted.id, "state": accepted.state, "created": accepted.created}
@@ -157,12 +158,17 @@ def snapshot(self: Any, escalation_id: str) -> None:
     take_snapshot(self.app, runtime_for(self.app), escalation_id)
 
 
-def take_snapshot(app: Celery, runtime: Runtime, escalation_id: str) -> None:
-    """The snapshot stage, then routing in the same process."""
-    started = begin_attempt(runtime, escalation_id, State.RECEIVED)
-    if started is None:
-        return
-    spec = dict(started.snapshot or {})
+def take_snapshot(
+    app: Celery, runtime: Runtime, escalation_id: str, *, counted: dict[str, Any] | None = None
+) -> None:
+    """The snapshot stage, then routing in the same process. `counted`: the case's snapshot
+    spec, when its intake stored it with this attempt counted."""
+    if counted is None:
+        started = begin_attempt(runtime, escalation_id, State.RECEIVED)
+        if started is None:
+            return
+        counted = started.snapshot or {}
+    spec = dict(counted)
     fingerprint = spec.get("fingerprint") or {}
     value, error = (
         (fingerprint["value"], None) if "value" in fingerprint else _probe(runtime, fingerprint)
@@ -194,9 +200,10 @@ def route(self: Any, escalation_id: str) -> None:
     route_case(self.app, runtime_for(self.app), escalation_id)
 
 
-def route_case(app: Celery, runtime: Runtime, escalation_id: str) -> None:
-    """The route stage, its pages sent in the same process."""
-    if not begin_attempt(runtime, escalation_id, State.SNAPSHOTTED):
+def route_case(app: Celery, runtime: Runtime, escalation_id: str, *, counted: bool = False) -> None:
+    """The route stage, its pages sent in the same process. `counted`: the snapshot's
+    commit counted this attempt (it runs here, right after)."""
+    if not counted and not begin_attempt(runtime, escalation_id, State.SNAPSHOTTED):
         return
 
     def decide(_session: Session, row: Escalation, now: datetime) -> StageResult:

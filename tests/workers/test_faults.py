@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from celery import Celery
 from sqlmodel import Session
 
 from models.db import make_engine
@@ -22,6 +23,7 @@ from tests.support.processes import settings_env, stop
 from tests.support.sink import HttpSink
 from tests.support.waiting import wait_until
 from tests.workers.conftest import Harness
+from workers import tasks
 from workers.answers import answer
 from workers.intake import accept
 from workers.runtime import runtime_for
@@ -63,6 +65,34 @@ def test_a_stage_that_keeps_failing_is_parked_in_dead_letter(service: Harness) -
     }
     assert parked.next_action_at is None
     assert service.sink.posts("/ops") == []
+
+
+def test_a_stage_run_inline_is_counted_in_the_commit_before_it(
+    celery_app: Celery, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a case stored as the escalate task stores it, running its snapshot itself
+    runtime = runtime_for(celery_app)
+    accepted = accept(runtime, {"packet": packet("esc-count-1")}, first_stage_here=True)
+    engine = runtime.engine
+    with Session(engine) as session:
+        stored = session.get(Escalation, accepted.id)
+        assert stored is not None and stored.attempts == 1  # the snapshot's attempt
+    seen: list[tuple[str, int, bool]] = []
+
+    def route_dies_here(
+        _app: Celery, _runtime: Any, escalation_id: str, *, counted: bool = False
+    ) -> None:
+        with Session(engine) as session:
+            row = session.get(Escalation, escalation_id)
+            assert row is not None
+            seen.append((row.state, row.attempts, counted))
+
+    monkeypatch.setattr(tasks, "route_case", route_dies_here)
+    # When the snapshot runs and hands over to routing in the same task
+    tasks.take_snapshot(celery_app, runtime, accepted.id, counted=accepted.counted_snapshot)
+    # Then routing's attempt was already committed with the snapshot: a child killed in
+    # routing every time is still counted, and parked, without a commit of its own
+    assert seen == [("snapshotted", 1, True)]
 
 
 def test_a_changed_fingerprint_says_reconcile_first(service: Harness, tmp_path: Path) -> None:
