@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import hmac
 import logging
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
 
 import apprise
-from apprise import NotifyFormat, NotifyType
+from apprise import NotifyFormat, NotifyType, plugins
 from apprise.result import AppriseResultStatus
 from tenacity import (
     RetryCallState,
@@ -147,16 +149,43 @@ class Page:
     notify_type: str = "info"
 
 
+_per_thread = threading.local()
+
+
+def _notifier(plugin: Any) -> apprise.Apprise:
+    """This thread's Apprise, holding only `plugin` (made once: each one sets up a locale)."""
+    single: apprise.Apprise | None = getattr(_per_thread, "apprise", None)
+    if single is None:
+        single = _per_thread.apprise = apprise.Apprise()
+    single.clear()
+    single.add(plugin)
+    return single
+
+
+@lru_cache(maxsize=512)
+def _parsed_url(url: str) -> dict[str, Any] | None:
+    """A service URL's parse, once per URL (the parse was most of a send's CPU)."""
+    return plugins.url_to_dict(url, secure_logging=True)  # type: ignore[no-untyped-call,no-any-return]
+
+
+def _fresh_plugin(url: str) -> Any:
+    """A new plugin for one send: threads sending at once share no plugin state, and a kept
+    plugin's throttle (its time of last send) would space one channel's sends apart."""
+    parsed = _parsed_url(url)
+    return None if parsed is None else apprise.Apprise.instantiate(copy.deepcopy(parsed))
+
+
 def _send_once(
     channel: Channel, page: Page, timeout: float, url_params: Mapping[str, str]
 ) -> SendOutcome:
-    single = apprise.Apprise()
-    # A fresh plugin per send: threads sending at once share no plugin state.
     url = channel.service.url()
     if url_params:  # per-message settings apprise reads from the URL (e.g. ntfy actions)
         # %20, not "+": apprise unquotes URL values without reading "+" as a space
         url += ("&" if "?" in url else "?") + urlencode(url_params, quote_via=quote)
-    single.add(url)
+    plugin = _fresh_plugin(url)
+    if plugin is None:
+        return SendOutcome(FAILED, f"{channel.name}: apprise cannot load this URL")
+    single = _notifier(plugin)
     # Mail gets the escaped HTML part and apprise derives the text part from it, line by line;
     # everything else is sent as plain text, so newlines survive and no markup is live.
     body, body_format = (page.html, NotifyFormat.HTML) if page.html else (page.body, None)

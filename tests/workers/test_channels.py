@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from tests.support.sink import HttpSink
@@ -34,3 +36,28 @@ def test_a_channel_that_keeps_failing_reports_why(tmp_path: Path, sink: HttpSink
 
 def test_an_unknown_tag_has_no_channel(tmp_path: Path, sink: HttpSink) -> None:
     assert book_for(tmp_path, f"json://{sink.url.removeprefix('http://')}/x").channels("nope") == []
+
+
+def test_sends_at_once_on_one_channel_each_carry_their_own_message(
+    tmp_path: Path, sink: HttpSink
+) -> None:
+    # Given one channel and eight threads sending through it together
+    [channel] = book_for(tmp_path, f"json://{sink.url.removeprefix('http://')}/hook").channels(
+        "ops"
+    )
+    start = threading.Barrier(8)
+
+    def twenty(thread: int) -> list[str]:
+        start.wait()
+        return [
+            send(channel, title="t", body=f"message {thread}.{n}", tries=1, first_backoff=0.01,
+                 timeout=5).state
+            for n in range(20)
+        ]  # fmt: skip
+
+    with ThreadPoolExecutor(8) as pool:
+        outcomes = [state for states in pool.map(twenty, range(8)) for state in states]
+    # Then every send arrived once, with its own body (no plugin or notifier shared)
+    assert outcomes == [SENT] * 160
+    bodies = sorted(post.body["message"] for post in sink.posts("/hook"))
+    assert bodies == sorted(f"message {t}.{n}" for t in range(8) for n in range(20))
