@@ -33,7 +33,7 @@ from workflows.stage_results import (
     Resolution,
     StageResult,
 )
-from workflows.states import TERMINAL, State
+from workflows.states import OPEN_FOR_DECISION, TERMINAL, State
 
 
 def new_id() -> str:
@@ -352,6 +352,14 @@ def insert_escalation(
         return existing, False
     add_event(session, row, event.kind, event.detail, now=now)
     return row, True
+
+
+def citing_open_cases(original_id: str) -> Any:
+    """The open cases that stand in for `original_id` (delivery-failure cases citing it)."""
+    return select(Escalation.id).where(
+        Escalation.cites_id == original_id,
+        col(Escalation.state).in_([state.value for state in OPEN_FOR_DECISION]),
+    )
 
 
 def open_case_for_question(session: Session, row: Escalation) -> Escalation | None:

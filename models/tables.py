@@ -70,7 +70,7 @@ class Escalation(SQLModel, table=True):
     # sha256 of the correlation token (workers/answering.py); the token is never stored.
     reply_token_hash: str | None = Field(default=None, max_length=64, unique=True, index=True)
     problems: list[str] = Field(default_factory=list, sa_column=Column(JSON))
-    cites_id: str | None = Field(default=None, max_length=32)
+    cites_id: str | None = Field(default=None, max_length=32, index=True)
     owner: str | None = Field(default=None, max_length=200)  # the run's owner, e.g. slack:U1
     # sha256 of run, trigger type and normalised blocked_on: a repeat joins the open case.
     question_key: str | None = Field(default=None, max_length=64, index=True)

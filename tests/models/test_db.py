@@ -13,6 +13,7 @@ from sqlalchemy.exc import IntegrityError
 from models.db import make_engine, transaction
 from models.migrate import upgrade
 from models.settings import Settings
+from models.store import citing_open_cases
 from models.tables import Escalation
 from tests.support.services import fresh_postgres_database
 from tests.support.waiting import wait_until
@@ -99,3 +100,23 @@ def test_postgresql_transactions_commit_roll_back_and_wait_for_the_disk_unless_b
         with transaction(engine) as session:
             assert session.execute(text("SHOW synchronous_commit")).scalar_one() == "on"
         engine.dispose()
+
+
+def test_the_cases_citing_one_are_found_by_index_not_by_reading_every_open_case(
+    tmp_path: Path,
+) -> None:
+    # Given the store on SQLite (no statistics: the plan comes from the indexes alone)
+    settings = Settings(home=tmp_path)
+    upgrade(settings)
+    engine = make_engine(settings)
+    # When the query every close makes for the cases citing it is planned
+    statement = citing_open_cases("a1b2c3d4e5f6").compile(
+        engine, compile_kwargs={"literal_binds": True}
+    )
+    with engine.connect() as connection:
+        plan = " ".join(
+            str(row[-1]) for row in connection.execute(text(f"EXPLAIN QUERY PLAN {statement}"))
+        )
+    engine.dispose()
+    # Then it reads the cites index (before: every open case, by the state index)
+    assert "ix_escalations_cites_id" in plan, plan
