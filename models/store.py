@@ -156,6 +156,15 @@ def add_event(
 _CASE_STATE = select(Escalation.state).where(col(Escalation.id) == bindparam("case"))
 _INSERT_EVENT = insert(SQLModel.metadata.tables[Event.__tablename__])
 _DELIVERIES = SQLModel.metadata.tables[Delivery.__tablename__]
+_INSERT_DELIVERY = insert(_DELIVERIES)
+# What a new outbox row holds besides its Outbound's fields (Core applies no model defaults).
+_UNSENT_DELIVERY = {
+    "attempts": 0,
+    "platform_refs": None,
+    "last_error": None,
+    "lease_until": None,
+    "sent_at": None,
+}
 # No SET clause: an execution's parameters name the columns it sets.
 _UPDATE_DELIVERY = update(_DELIVERIES).where(_DELIVERIES.c.id == bindparam("row"))
 
@@ -174,6 +183,16 @@ def append_event(
         _INSERT_EVENT,
         {"escalation_id": row.id, "at": now, "kind": kind, "state": row.state, "detail": detail},
     )
+
+
+def append_events(
+    session: Session, row: Stamped, events: Sequence[EventSpec], *, now: datetime
+) -> None:
+    """Several events of one case in one INSERT sent now, each stamped with its state."""
+    if events:
+        stamp = {"escalation_id": row.id, "at": now, "state": row.state}
+        rows = [{**stamp, "kind": event.kind, "detail": dict(event.detail)} for event in events]
+        session.connection().execute(_INSERT_EVENT, rows)
 
 
 def update_delivery(session: Session, delivery_id: int | None, values: Mapping[str, Any]) -> None:
@@ -214,8 +233,7 @@ def apply_result(
     row.updated_at = now
     _apply_update(row, result.updates)
     session.add(row)
-    for event in result.events:
-        add_event(session, row, event.kind, event.detail, now=now)
+    append_events(session, row, result.events, now=now)
     add_outbound(session, row, result.outbound, now=now)
     if result.decision is None:
         return None
@@ -227,20 +245,25 @@ def apply_result(
 def add_outbound(
     session: Session, row: Escalation, outbound: Sequence[Outbound], *, now: datetime
 ) -> None:
-    """Write outbox rows: pending now, or waiting until their `not_before`."""
+    """Write outbox rows, in one statement sent now: pending now, or waiting until their
+    `not_before`."""
+    rows = []
     for item in outbound:  # Outbound's fields are the outbox row's columns
         fields = {**asdict(item), "payload": dict(item.payload)}
         not_before = fields.pop("not_before")
         later = not_before is not None and not_before > now
-        session.add(
-            Delivery(
-                escalation_id=row.id,
+        rows.append(
+            {
+                **_UNSENT_DELIVERY,
                 **fields,
-                state=DeliveryState.WAITING if later else DeliveryState.PENDING,
-                next_attempt_at=not_before if later else now,
-                created_at=now,
-            )
+                "escalation_id": row.id,
+                "state": DeliveryState.WAITING if later else DeliveryState.PENDING,
+                "next_attempt_at": not_before if later else now,
+                "created_at": now,
+            }
         )
+    if rows:
+        session.connection().execute(_INSERT_DELIVERY, rows)
 
 
 def _apply_update(row: Escalation, update: CaseUpdate) -> None:
