@@ -93,6 +93,28 @@ def begin_attempt(runtime: Runtime, escalation_id: str, expected: State) -> Esca
         return row
 
 
+def _apply_chained(
+    session: Session,
+    row: Escalation,
+    result: StageResult,
+    chained: Mapping[Stage, Decide],
+    *,
+    now: datetime,
+) -> StageResult:
+    """Apply each chained next stage in turn; the last result applied."""
+    while (stage := result.next_stage) is not None and stage in chained:
+        try:  # a stage decides without writing: one that fails here leaves nothing half-done
+            following = chained[stage](session, row, now)
+        except Exception:
+            log.exception("%s of %s failed in the stage before; it runs alone", stage, row.id)
+            return result
+        if following is None:
+            return result
+        apply_result(session, row, following, now=now)
+        result = following
+    return result
+
+
 def finish(
     app: Celery,
     runtime: Runtime,
@@ -101,19 +123,23 @@ def finish(
     decide: Decide,
     *,
     repeatable: bool = False,
+    chained: Mapping[Stage, Decide] | None = None,
     inline: Mapping[Stage, Inline] | None = None,
 ) -> None:
     """Lock the case, check it is still where the stage left it, apply the decision, nudge.
 
     `repeatable`: a stage with no effect outside SQL, whose loss in a database crash only
     means it runs again; its commit does not wait for the disk (see `transaction`).
+    `chained`: next stages decided and applied in this same transaction (one lock, one
+    commit for both); one that raises is left out, and runs as it would have on its own.
     `inline`: next stages claimed in this transaction and run in this task once the commit
     is done, saving a broker hop (the outbox: half the reply → wake time on the folder
     broker) and the claim's own transaction; a crash before one runs leaves its claim to
     expire, and the sweeper makes it good."""
     now = datetime.now(UTC)
     run_here: Callable[[Celery], None] | None = None
-    with transaction(runtime.engine, bookkeeping=repeatable) as session:
+    # A chained stage's writes are not repeatable: the commit waits for the disk then.
+    with transaction(runtime.engine, bookkeeping=repeatable and not chained) as session:
         row = lock_escalation(session, escalation_id)
         if row is None or row.state != expected:
             return
@@ -121,6 +147,7 @@ def finish(
         if result is None:
             return
         apply_result(session, row, result, now=now)
+        result = _apply_chained(session, row, result, chained or {}, now=now)
         take = (inline or {}).get(result.next_stage) if result.next_stage else None
         if take is not None:
             run_here = take(session, runtime, row, now)

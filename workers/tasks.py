@@ -32,7 +32,7 @@ from workers.intake import accept_when_stored, refuse_unadmitted
 from workers.per_channel import per_channel
 from workers.probes import read_fingerprint
 from workers.runtime import Runtime, runtime_for
-from workers.stage_runs import begin_attempt, finish, nudge, run_after
+from workers.stage_runs import Decide, begin_attempt, finish, nudge, run_after
 from workers.undelivered import settle_citing
 from workers.wake_acks import acknowledge, redeliver_due, with_ack
 from workflows import payloads, routing
@@ -190,7 +190,10 @@ def take_snapshot(
         # Lost in a database crash, the snapshot is taken again from `received` (revoking
         # twice is harmless); route's commit, which waits for the disk, makes it durable.
         repeatable=True,
-        inline={Stage.ROUTE: run_after(route_case)},
+        # Routing is decided and written in the snapshot's own transaction; if it fails
+        # there, it runs alone here after the commit, its attempt counted by it.
+        chained={Stage.ROUTE: routing_decision(runtime)},
+        inline={Stage.ROUTE: run_after(route_case), **SEND_HERE},
     )
 
 
@@ -205,6 +208,12 @@ def route_case(app: Celery, runtime: Runtime, escalation_id: str, *, counted: bo
     commit counted this attempt (it runs here, right after)."""
     if not counted and not begin_attempt(runtime, escalation_id, State.SNAPSHOTTED):
         return
+    decide = routing_decision(runtime)
+    finish(app, runtime, escalation_id, State.SNAPSHOTTED, decide, inline=SEND_HERE)
+
+
+def routing_decision(runtime: Runtime) -> Decide:
+    """The route stage's decision on the locked case: its tier's pages as outbox rows."""
 
     def decide(_session: Session, row: Escalation, now: datetime) -> StageResult:
         design = design_of(row)
@@ -216,7 +225,7 @@ def route_case(app: Celery, runtime: Runtime, escalation_id: str, *, counted: bo
         result = replace(result, updates=replace(result.updates, reply_token_hash=hashed))
         return per_channel(runtime, result)
 
-    finish(app, runtime, escalation_id, State.SNAPSHOTTED, decide, inline=SEND_HERE)
+    return decide
 
 
 @shared_task(name=names.FOLLOW_UP, bind=True)

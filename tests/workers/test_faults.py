@@ -13,12 +13,13 @@ from typing import Any
 
 import pytest
 from celery import Celery
-from sqlmodel import Session
+from sqlalchemy import event
+from sqlmodel import Session, select
 
 from models.db import make_engine
 from models.migrate import upgrade
 from models.settings import Settings
-from models.tables import Escalation
+from models.tables import Delivery, Escalation, Event
 from tests.support.processes import settings_env, stop
 from tests.support.sink import HttpSink
 from tests.support.waiting import wait_until
@@ -67,19 +68,45 @@ def test_a_stage_that_keeps_failing_is_parked_in_dead_letter(service: Harness) -
     assert service.sink.posts("/ops") == []
 
 
-def test_a_stage_run_inline_is_counted_in_the_commit_before_it(
+def test_snapshot_and_routing_are_written_in_one_commit(celery_app: Celery) -> None:
+    # Given a case stored as the escalate task stores it, running its snapshot itself
+    runtime = runtime_for(celery_app)
+    accepted = accept(runtime, {"packet": packet("esc-chain-1")}, first_stage_here=True)
+    commits: list[str] = []
+    event.listen(runtime.engine, "commit", lambda _connection: commits.append("commit"))
+    # When the snapshot runs, routing chained to it, and the pages are sent
+    with Session(runtime.engine) as session:
+        stored = session.get(Escalation, accepted.id)
+        assert stored is not None and stored.attempts == 1  # the snapshot's, counted at intake
+    commits.clear()
+    tasks.take_snapshot(celery_app, runtime, accepted.id, counted=accepted.counted_snapshot)
+    # Then the case is routed, and both stages' writes took one commit before the sends
+    with Session(runtime.engine) as session:
+        row = session.get(Escalation, accepted.id)
+        assert row is not None and row.state == "awaiting"
+        kinds = [e.kind for e in session.exec(select(Event).where(Event.escalation_id == row.id))]
+    assert kinds[:2] == ["accepted", "snapshot_recorded"] and "routed" in kinds
+    with Session(runtime.engine) as session:
+        pages = session.exec(select(Delivery).where(Delivery.escalation_id == row.id)).all()
+    assert pages and len(commits) == 1 + len(pages)  # one for both stages, then one record per page
+
+
+def test_routing_that_fails_in_the_snapshots_commit_runs_alone_already_counted(
     celery_app: Celery, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Given a case stored as the escalate task stores it, running its snapshot itself
+    # Given a case whose routing decision raises when chained to its snapshot
     runtime = runtime_for(celery_app)
     accepted = accept(runtime, {"packet": packet("esc-count-1")}, first_stage_here=True)
     engine = runtime.engine
-    with Session(engine) as session:
-        stored = session.get(Escalation, accepted.id)
-        assert stored is not None and stored.attempts == 1  # the snapshot's attempt
     seen: list[tuple[str, int, bool]] = []
 
-    def route_dies_here(
+    def raises(_runtime: Any) -> Any:
+        def decide(*_args: Any) -> None:
+            raise RuntimeError("a corrupt design")
+
+        return decide
+
+    def route_alone(
         _app: Celery, _runtime: Any, escalation_id: str, *, counted: bool = False
     ) -> None:
         with Session(engine) as session:
@@ -87,11 +114,12 @@ def test_a_stage_run_inline_is_counted_in_the_commit_before_it(
             assert row is not None
             seen.append((row.state, row.attempts, counted))
 
-    monkeypatch.setattr(tasks, "route_case", route_dies_here)
-    # When the snapshot runs and hands over to routing in the same task
+    monkeypatch.setattr(tasks, "routing_decision", raises)
+    monkeypatch.setattr(tasks, "route_case", route_alone)
+    # When the snapshot runs
     tasks.take_snapshot(celery_app, runtime, accepted.id, counted=accepted.counted_snapshot)
-    # Then routing's attempt was already committed with the snapshot: a child killed in
-    # routing every time is still counted, and parked, without a commit of its own
+    # Then the snapshot alone was committed, with routing's attempt counted in it, and
+    # routing ran on its own after: a child killed there every time is still counted
     assert seen == [("snapshotted", 1, True)]
 
 
