@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import secrets
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from dataclasses import fields as dataclass_fields
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
@@ -140,6 +140,14 @@ class Stamped(Protocol):
 
     @property
     def state(self) -> State: ...
+
+
+@dataclass(frozen=True)
+class CaseState:
+    """A case's id and state alone: what an event is stamped with."""
+
+    id: str
+    state: State
 
 
 def add_event(

@@ -14,7 +14,14 @@ from celery import Celery
 from sqlmodel import Session, col, select, update
 
 from models.db import transaction
-from models.store import add_event, append_event, case_of, case_state, update_delivery
+from models.store import (
+    CaseState,
+    add_event,
+    append_event,
+    case_of,
+    case_state,
+    update_delivery,
+)
 from models.tables import Delivery, Escalation
 from workers import channels, native_pages
 from workers.answering import answer_links, case_token
@@ -48,14 +55,6 @@ def _send_lease(settings: Any) -> timedelta:
     never claimed and sent a second time."""
     per_try = settings.send_timeout + settings.delivery_backoff * 8
     return timedelta(seconds=settings.delivery_tries * per_try + 60)
-
-
-@dataclass(frozen=True)
-class CaseState:
-    """A case's id and state: what a send's record stamps its event with."""
-
-    id: str
-    state: State
 
 
 @dataclass(frozen=True)

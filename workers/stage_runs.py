@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Protocol
+from typing import Any, Protocol
 
 from celery import Celery
-from sqlmodel import Session, col, update
+from sqlalchemy import bindparam
+from sqlalchemy import update as sa_update
+from sqlmodel import Session, SQLModel
 
 from models.db import transaction
-from models.store import add_event, apply_result, lock_escalation
+from models.store import CaseState, append_event, apply_result, lock_escalation
 from models.tables import Escalation
 from workers import names
 from workers.runtime import Runtime
@@ -58,39 +61,54 @@ def run_after(stage: Counted) -> Inline:
     return take
 
 
-def begin_attempt(runtime: Runtime, escalation_id: str, expected: State) -> Escalation | None:
+@dataclass(frozen=True)
+class Attempt:
+    """A stage's attempt as counted: what the stage needs of the case before its own lock."""
+
+    escalation_id: str
+    attempts: int
+    snapshot: dict[str, Any]
+
+
+_cases = SQLModel.metadata.tables[Escalation.__tablename__]
+# One statement built once counts, locks and reads: the case comes back only if still in
+# the expected state, with only the columns a stage reads before its own transaction.
+_COUNT_ATTEMPT = (
+    sa_update(_cases)
+    .where(_cases.c.id == bindparam("case"), _cases.c.state == bindparam("expected"))
+    .values(attempts=_cases.c.attempts + 1, updated_at=bindparam("now"))
+    .returning(_cases.c.attempts, _cases.c.snapshot)
+)
+_PARK = sa_update(_cases).where(_cases.c.id == bindparam("case"))
+
+
+def begin_attempt(runtime: Runtime, escalation_id: str, expected: State) -> Attempt | None:
     """Count this attempt in its own commit; park the case in dead_letter when it keeps failing.
-    Returns the case as it was read (so a stage need not read it again), or None: no effect."""
+    Returns the attempt, or None: no effect."""
     now = datetime.now(UTC)
     with transaction(runtime.engine, bookkeeping=True) as session:
-        # One statement counts, locks and reads: the case comes back only if still `expected`.
-        counted = (
-            update(Escalation)
-            .where(col(Escalation.id) == escalation_id, col(Escalation.state) == expected)
-            .values(attempts=col(Escalation.attempts) + 1, updated_at=now)
-            .returning(Escalation)
-        )
-        row = session.scalars(counted, execution_options={"synchronize_session": False}).first()
-        if row is None:
+        connection = session.connection()
+        found = connection.execute(
+            _COUNT_ATTEMPT, {"case": escalation_id, "expected": expected.value, "now": now}
+        ).first()
+        if found is None:
             return None  # already done by an earlier run of this message: no effect
-        if row.attempts > runtime.settings.max_stage_attempts:
-            row.state = check_transition(expected, State.DEAD_LETTER)
-            row.next_action_at = None
-            add_event(
-                session,
-                row,
-                "dead_lettered",
-                {"stuck_in": expected.value, "attempts": row.attempts - 1},
-                now=now,
-            )
-            log.error(
-                "escalation %s parked in dead_letter after %d attempts in %s",
-                escalation_id,
-                row.attempts - 1,
-                expected.value,
-            )
-            return None
-        return row
+        attempt = Attempt(escalation_id, found.attempts, dict(found.snapshot or {}))
+        if attempt.attempts <= runtime.settings.max_stage_attempts:
+            return attempt
+        parked = check_transition(expected, State.DEAD_LETTER)
+        connection.execute(
+            _PARK, {"case": escalation_id, "state": parked.value, "next_action_at": None}
+        )
+        stuck = {"stuck_in": expected.value, "attempts": attempt.attempts - 1}
+        append_event(session, CaseState(escalation_id, parked), "dead_lettered", stuck, now=now)
+        log.error(
+            "escalation %s parked in dead_letter after %d attempts in %s",
+            escalation_id,
+            attempt.attempts - 1,
+            expected.value,
+        )
+        return None
 
 
 def _apply_chained(
