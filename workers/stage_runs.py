@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from celery import Celery
-from sqlalchemy import bindparam
+from sqlalchemy import bindparam, exists
 from sqlalchemy import update as sa_update
 from sqlmodel import Session, SQLModel
 
@@ -19,7 +19,7 @@ from models.tables import Escalation
 from workers import names
 from workers.runtime import Runtime
 from workflows.stage_results import Stage, StageResult
-from workflows.states import State, check_transition
+from workflows.states import OPEN_FOR_DECISION, State, check_transition
 
 log = logging.getLogger(__name__)
 
@@ -68,16 +68,23 @@ class Attempt:
     escalation_id: str
     attempts: int
     snapshot: dict[str, Any]
+    cited: bool  # an open case stands in for this one (a page of it gave up)
 
 
 _cases = SQLModel.metadata.tables[Escalation.__tablename__]
+_citing = _cases.alias("citing")
+_OPEN = [state.value for state in OPEN_FOR_DECISION]
 # One statement built once counts, locks and reads: the case comes back only if still in
-# the expected state, with only the columns a stage reads before its own transaction.
+# the expected state, with only what a stage reads before its own transaction.
 _COUNT_ATTEMPT = (
     sa_update(_cases)
     .where(_cases.c.id == bindparam("case"), _cases.c.state == bindparam("expected"))
     .values(attempts=_cases.c.attempts + 1, updated_at=bindparam("now"))
-    .returning(_cases.c.attempts, _cases.c.snapshot)
+    .returning(
+        _cases.c.attempts,
+        _cases.c.snapshot,
+        exists().where(_citing.c.cites_id == bindparam("case"), _citing.c.state.in_(_OPEN)),
+    )
 )
 _PARK = sa_update(_cases).where(_cases.c.id == bindparam("case"))
 
@@ -93,7 +100,8 @@ def begin_attempt(runtime: Runtime, escalation_id: str, expected: State) -> Atte
         ).first()
         if found is None:
             return None  # already done by an earlier run of this message: no effect
-        attempt = Attempt(escalation_id, found.attempts, dict(found.snapshot or {}))
+        attempts, snapshot, cited = found
+        attempt = Attempt(escalation_id, attempts, dict(snapshot or {}), bool(cited))
         if attempt.attempts <= runtime.settings.max_stage_attempts:
             return attempt
         parked = check_transition(expected, State.DEAD_LETTER)

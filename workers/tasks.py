@@ -267,9 +267,11 @@ def apply_timeout(self: Any, escalation_id: str) -> None:
 def close(self: Any, escalation_id: str) -> None:
     """Stage 6: re-read the fingerprint, write the close entry, queue the wake-ups."""
     runtime = runtime_for(self.app)
-    # A delivery-failure case citing this one is settled by its decision (idempotent).
-    settle_citing(self.app, runtime, escalation_id)
     started = begin_attempt(runtime, escalation_id, State.DECIDED)
+    if started is None or started.cited:
+        # A delivery-failure case citing this one is settled by its decision (idempotent),
+        # before the close: also on a repeat of this message, or for a case parked here.
+        settle_citing(self.app, runtime, escalation_id)
     if started is None:
         return
     spec = (started.snapshot or {}).get("fingerprint")
