@@ -347,8 +347,15 @@ def insert_escalation(
     A packet refused earlier and now resent, fixed, under the same id takes that row over:
     the refusal stays in its events, and the case starts from `received`.
     """
+    created = session.connection().execute(_insert_new_case(session), _columns_of(row)).first()
+    if created is not None:
+        append_event(session, row, event.kind, event.detail, now=now)
+        return row, True
+    # This (run, packet) is stored already, or a concurrent intake of it has just won.
     existing = find_by_packet(session, row.run_id, row.packet_id)
-    if existing is not None and existing.state == State.REFUSED.value and row.packet:
+    if existing is None:
+        raise IntegrityError("INSERT escalations", None, ValueError("an id already taken"))
+    if existing.state == State.REFUSED.value and row.packet:
         for name in (
             "severity",
             "trigger_type",
@@ -370,19 +377,29 @@ def insert_escalation(
         session.add(existing)
         add_event(session, existing, event.kind, {**event.detail, "after_refusal": True}, now=now)
         return existing, True
-    if existing is not None:
-        return existing, False
-    try:
-        with session.begin_nested():
-            session.add(row)
-            session.flush()
-    except IntegrityError:  # a concurrent intake of the same packet won
-        existing = find_by_packet(session, row.run_id, row.packet_id)
-        if existing is None:
-            raise
-        return existing, False
-    add_event(session, row, event.kind, event.detail, now=now)
-    return row, True
+    return existing, False
+
+
+_CASES = SQLModel.metadata.tables[Escalation.__tablename__]
+_new_case: dict[str, Any] = {}
+
+
+def _insert_new_case(session: Session) -> Any:
+    """INSERT a case unless its (run, packet) is stored: one statement, built once per
+    dialect, instead of a read, a savepoint and the ORM's flush."""
+    dialect = session.get_bind().dialect.name
+    if dialect not in _new_case:
+        insert = sqlite_insert if dialect == "sqlite" else postgresql_insert
+        _new_case[dialect] = (
+            insert(_CASES)
+            .on_conflict_do_nothing(index_elements=["run_id", "packet_id"])
+            .returning(_CASES.c.id)
+        )
+    return _new_case[dialect]
+
+
+def _columns_of(row: Escalation) -> dict[str, Any]:
+    return {column.name: getattr(row, column.name) for column in _CASES.columns}
 
 
 def citing_open_cases(original_id: str) -> Any:

@@ -51,3 +51,33 @@ def test_concurrent_raises_of_one_question_make_one_case(
     assert sum(r.created for r in results) == 1
     assert sum(r.joined for r in results) == RAISES - 1
     assert {r.id for r in results} == {cases[0].id}
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "redis-postgres"], indirect=True)
+def test_one_packet_sent_many_times_at_once_is_stored_once(
+    settings: Settings, celery_app: Any
+) -> None:
+    # Given one packet whose sender retried it many times (lost responses)
+    runtime = runtime_for(celery_app)
+    packet = {**valid_packet(), "packet_id": "esc-resent-1"}
+    results: list[Accepted] = []
+    start = threading.Barrier(RAISES)
+
+    def send_it() -> None:
+        start.wait()
+        results.append(accept(runtime, {"packet": dict(packet)}))
+
+    # When every copy is stored at the same moment
+    threads = [threading.Thread(target=send_it) for _ in range(RAISES)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    # Then one case was created, and every copy answers with it
+    engine = make_engine(settings)
+    with Session(engine) as session:
+        cases = session.exec(select(Escalation).where(Escalation.packet_id == "esc-resent-1")).all()
+    engine.dispose()
+    assert len(cases) == 1 and len(results) == RAISES
+    assert sum(r.created for r in results) == 1
+    assert {r.id for r in results} == {cases[0].id}
