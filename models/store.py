@@ -12,6 +12,7 @@ from functools import lru_cache
 from typing import Any, Protocol
 
 from sqlalchemy import bindparam, insert, text, update
+from sqlalchemy import select as sa_select
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
@@ -161,8 +162,23 @@ def add_event(
 
 # The record of every send is on the hot path (five a case): Core statements built once, past
 # the ORM's unit of work, which cost more than the send itself (docs/PERFORMANCE.md).
-_CASE_STATE = select(Escalation.state).where(col(Escalation.id) == bindparam("case"))
-_INSERT_EVENT = insert(SQLModel.metadata.tables[Event.__tablename__])
+_EVENTS = SQLModel.metadata.tables[Event.__tablename__]
+_INSERT_EVENT = insert(_EVENTS)
+_cases = SQLModel.metadata.tables[Escalation.__tablename__]
+_STAMP_EVENT = (
+    insert(_EVENTS)
+    .from_select(
+        ["escalation_id", "at", "kind", "state", "detail"],
+        sa_select(
+            _cases.c.id,
+            bindparam("at", type_=_EVENTS.c.at.type),
+            bindparam("kind", type_=_EVENTS.c.kind.type),
+            _cases.c.state,
+            bindparam("detail", type_=_EVENTS.c.detail.type),
+        ).where(_cases.c.id == bindparam("case")),
+    )
+    .returning(_EVENTS.c.state)
+)
 _DELIVERIES = SQLModel.metadata.tables[Delivery.__tablename__]
 _INSERT_DELIVERY = insert(_DELIVERIES)
 # What a new outbox row holds besides its Outbound's fields (Core applies no model defaults).
@@ -177,9 +193,19 @@ _UNSENT_DELIVERY = {
 _UPDATE_DELIVERY = update(_DELIVERIES).where(_DELIVERIES.c.id == bindparam("row"))
 
 
-def case_state(session: Session, escalation_id: str) -> State | None:
-    """A case's state alone (its whole row, packet and design, costs more than a record)."""
-    state = session.connection().execute(_CASE_STATE, {"case": escalation_id}).scalar()
+def stamp_event(
+    session: Session, escalation_id: str, kind: str, detail: Mapping[str, Any], *, now: datetime
+) -> State | None:
+    """Append an event stamped with the case's state as stored, read in the same statement
+    (the whole row, packet and design, costs more than a send's record); that state, or
+    None when there is no such case."""
+    state = (
+        session.connection()
+        .execute(
+            _STAMP_EVENT, {"case": escalation_id, "at": now, "kind": kind, "detail": dict(detail)}
+        )
+        .scalar()
+    )
     return None if state is None else State(state)
 
 
@@ -380,7 +406,6 @@ def insert_escalation(
     return existing, False
 
 
-_CASES = SQLModel.metadata.tables[Escalation.__tablename__]
 _new_case: dict[str, Any] = {}
 
 
@@ -391,15 +416,15 @@ def _insert_new_case(session: Session) -> Any:
     if dialect not in _new_case:
         insert = sqlite_insert if dialect == "sqlite" else postgresql_insert
         _new_case[dialect] = (
-            insert(_CASES)
+            insert(_cases)
             .on_conflict_do_nothing(index_elements=["run_id", "packet_id"])
-            .returning(_CASES.c.id)
+            .returning(_cases.c.id)
         )
     return _new_case[dialect]
 
 
 def _columns_of(row: Escalation) -> dict[str, Any]:
-    return {column.name: getattr(row, column.name) for column in _CASES.columns}
+    return {column.name: getattr(row, column.name) for column in _cases.columns}
 
 
 def citing_open_cases(original_id: str) -> Any:

@@ -15,11 +15,9 @@ from sqlmodel import Session, col, select, update
 
 from models.db import transaction
 from models.store import (
-    CaseState,
     add_event,
-    append_event,
     case_of,
-    case_state,
+    stamp_event,
     update_delivery,
 )
 from models.tables import Delivery, Escalation
@@ -332,12 +330,8 @@ def send_claimed(app: Celery, runtime: Runtime, claimed: Claimed, *, durable: bo
     record = _record_of(delivery, outcome, runtime.settings, now=now)
     with transaction(runtime.engine, bookkeeping=not durable) as session:
         # The row as our claim's RETURNING left it: under the lease nothing else changes it
-        # (outbox rows are never deleted), so it is not read again, only updated. The case's
-        # state is read: it stamps the event.
-        state = case_state(session, delivery.escalation_id)
-        if state is None:
-            return
-        case_now = CaseState(delivery.escalation_id, state)
+        # (outbox rows are never deleted), so it is not read again, only updated. The event
+        # is stamped with the case's state, read by its INSERT.
         update_delivery(session, delivery.id, record.values)
         resent: list[str] = []
         held = record.held
@@ -348,9 +342,9 @@ def send_claimed(app: Celery, runtime: Runtime, claimed: Claimed, *, durable: bo
         elif held and (proof := worked_since(session, delivery, since=started)):
             # a send on this channel worked while this one hung: this one is due again
             resent, held = resend_on_recovery(session, proof, now=now), False
-        append_event(
+        state = stamp_event(
             session,
-            case_now,
+            delivery.escalation_id,
             "delivery_attempt",
             {
                 "delivery": delivery.id,
@@ -369,15 +363,11 @@ def send_claimed(app: Celery, runtime: Runtime, claimed: Claimed, *, durable: bo
         )
     for escalation_id in resent:
         nudge(app, Stage.DELIVER, escalation_id)
-    if (
-        not record.exhausted
-        or delivery.purpose not in PAGES
-        or case_now.state not in OPEN_FOR_DECISION
-    ):
+    if not record.exhausted or delivery.purpose not in PAGES or state not in OPEN_FOR_DECISION:
         return
     # The decider's page gave up: escalate it. Any other channel giving up afterwards joins
     # that second case and is named there.
-    if case := _to_escalate(runtime, case_now.id, primary=delivery.role == Role.PRIMARY):
+    if case := _to_escalate(runtime, delivery.escalation_id, primary=delivery.role == Role.PRIMARY):
         escalate_undelivered(app, runtime, case, delivery, outcome.error or "unconfirmed")
 
 
