@@ -11,7 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from celery import Celery
-from sqlmodel import Session, col, select, update
+from sqlalchemy import bindparam
+from sqlalchemy import update as sa_update
+from sqlmodel import Session, SQLModel, select
 
 from models.db import transaction
 from models.store import (
@@ -75,10 +77,24 @@ class Claimed:
     cited: Cited | None = None
 
 
-def _claimable(now: datetime) -> Any:
-    return (col(Delivery.state).in_(UNSENT) & (col(Delivery.next_attempt_at) <= now)) | (
-        (col(Delivery.state) == DeliveryState.SENDING) & (col(Delivery.lease_until) <= now)
+_outbox = SQLModel.metadata.tables[Delivery.__tablename__]
+_now: Any = bindparam("now")
+# Claim every due row of a case, built once: pending or retried and due, or sending with a
+# lease that ran out. A Core statement: the rows come back as plain rows, not ORM objects.
+_CLAIM = (
+    sa_update(_outbox)
+    .where(
+        _outbox.c.escalation_id == bindparam("case"),
+        (_outbox.c.state.in_(UNSENT) & (_outbox.c.next_attempt_at <= _now))
+        | ((_outbox.c.state == DeliveryState.SENDING) & (_outbox.c.lease_until <= _now)),
     )
+    .values(
+        state=DeliveryState.SENDING,
+        attempts=_outbox.c.attempts + 1,
+        lease_until=bindparam("lease_until"),
+    )
+    .returning(*_outbox.c)
+)
 
 
 def claim_due(runtime: Runtime, escalation_id: str) -> list[Claimed]:
@@ -98,16 +114,12 @@ def claim_in(
 ) -> list[Claimed]:
     """claim_due's work in a transaction already open on the case (a stage's own, which
     has just written the rows: claimed in its commit, they cost no transaction of their own)."""
-    statement = update(Delivery).where(col(Delivery.escalation_id) == case_row.id, _claimable(now))
-    claimed = session.scalars(
-        statement.values(
-            state=DeliveryState.SENDING,
-            attempts=Delivery.attempts + 1,  # type: ignore[operator]
-            lease_until=now + _send_lease(runtime.settings),
-        ).returning(Delivery),
-        # rows this session wrote come back as its own objects: refreshed, not left pending
-        execution_options={"synchronize_session": False, "populate_existing": True},
-    ).all()
+    lease_until = now + _send_lease(runtime.settings)
+    found = session.connection().execute(
+        _CLAIM, {"case": case_row.id, "now": now, "lease_until": lease_until}
+    )
+    # Detached rows to read: every column given, so no model default is computed.
+    claimed = [Delivery(**row._mapping) for row in found]
     decided = State(case_row.state) not in OPEN_FOR_DECISION
     labels = tuple(option["label"] for option in case_row.options or [])
     cited = _cited(session, case_row.cites_id) if claimed else None
@@ -129,7 +141,7 @@ def _cited(session: Session, escalation_id: str | None) -> Cited | None:
 
 def _cancel(session: Session, case_row: Escalation, row: Delivery, *, now: datetime) -> None:
     row.state, row.lease_until = DeliveryState.CANCELLED, None
-    session.add(row)
+    update_delivery(session, row.id, {"state": row.state, "lease_until": None})
     add_event(
         session,
         case_row,
