@@ -272,7 +272,10 @@ def apply_result(
     if result.decision is None:
         return None
     decision = decision_row(row.id, result.decision, now=now, reply_id=reply_id)
-    session.add(decision)
+    # Sent now: the unique key on decisions settles a race between two answers here.
+    decision.id = (
+        session.connection().execute(_INSERT_DECISION, _row_columns(decision)).scalar_one()
+    )
     return decision
 
 
@@ -373,7 +376,7 @@ def insert_escalation(
     A packet refused earlier and now resent, fixed, under the same id takes that row over:
     the refusal stays in its events, and the case starts from `received`.
     """
-    created = session.connection().execute(_insert_new_case(session), _columns_of(row)).first()
+    created = session.connection().execute(_insert_new_case(session), _row_columns(row)).first()
     if created is not None:
         append_event(session, row, event.kind, event.detail, now=now)
         return row, True
@@ -407,6 +410,10 @@ def insert_escalation(
 
 
 _new_case: dict[str, Any] = {}
+_replies = SQLModel.metadata.tables[Reply.__tablename__]
+_INSERT_REPLY = insert(_replies).returning(_replies.c.id)
+_decisions = SQLModel.metadata.tables[Decision.__tablename__]
+_INSERT_DECISION = insert(_decisions).returning(_decisions.c.id)
 
 
 def _insert_new_case(session: Session) -> Any:
@@ -423,8 +430,11 @@ def _insert_new_case(session: Session) -> Any:
     return _new_case[dialect]
 
 
-def _columns_of(row: Escalation) -> dict[str, Any]:
-    return {column.name: getattr(row, column.name) for column in _cases.columns}
+def _row_columns(row: SQLModel) -> dict[str, Any]:
+    """A new row's columns as a Core INSERT takes them (the id left to the database)."""
+    table = SQLModel.metadata.tables[str(row.__tablename__)]
+    values = {column.name: getattr(row, column.name) for column in table.columns}
+    return {name: value for name, value in values.items() if not (name == "id" and value is None)}
 
 
 def citing_open_cases(original_id: str) -> Any:
@@ -483,8 +493,7 @@ def record_reply(
         outcome=outcome,
         **dict(audit or {}),
     )
-    session.add(reply)
-    session.flush()
+    reply.id = session.connection().execute(_INSERT_REPLY, _row_columns(reply)).scalar_one()
     return reply
 
 

@@ -233,8 +233,7 @@ def _record(
     chosen = verdict.chosen
     result = decide(case_of(row), chosen, responder=who.identity, channel=channel, now=now)
     decision = apply_result(session, row, result, now=now, reply_id=reply.id)
-    assert decision is not None
-    session.flush()  # the unique key on decisions settles a race here or at commit
+    assert decision is not None  # written already: a race with another answer raised there
     return Answer(row.id, verdict.outcome, verdict.message, chosen.label, decision_json(decision))
 
 
