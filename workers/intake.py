@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from time import monotonic
 from typing import Any
 
 from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_delay
@@ -36,7 +37,7 @@ class Accepted:
     created: bool
     warnings: tuple[str, ...] = ()
     joined: bool = False  # the same open question: joined that case, nobody paged again
-    # A case created with its first stage's attempt counted (`accept(first_stage_here=True)`):
+    # A case created with its first stage's attempt counted (`accept(first_stage_until=...)`):
     # its snapshot spec, so that stage need not count or read it again.
     counted_snapshot: dict[str, Any] | None = None
 
@@ -82,14 +83,14 @@ def accept(
     cites_id: str | None = None,
     pipeline: dict[str, Any] | None = None,
     admission: Admission | None = None,
-    first_stage_here: bool = False,
+    first_stage_until: float | None = None,
 ) -> Accepted:
     """Store the request as a case in state `received`; raise PacketRefused when refused.
 
     `admission` is `admit_here`'s verdict on this very request, when the caller already has it.
-    `first_stage_here`: the caller runs the snapshot stage itself once this commits, so a new
-    case is stored with that stage's attempt counted (workers/stage_runs.begin_attempt's
-    count, without its own transaction).
+    `first_stage_until`: a time on the monotonic clock. A new case stored before then is
+    stored with its snapshot stage's attempt counted (begin_attempt's count without its own
+    transaction), and the caller runs that stage itself (Accepted.counted_snapshot).
     """
     now = datetime.now(UTC)
     admission = admission or admit_here(runtime, request)
@@ -100,6 +101,7 @@ def accept(
         raise PacketRefused(problems)
     packet = admission.packet
     design = runtime.design
+    first_stage_here = first_stage_until is not None and monotonic() <= first_stage_until
     row = Escalation(
         id=new_id(),
         run_id=packet["run_id"],

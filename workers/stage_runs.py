@@ -6,6 +6,7 @@ import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any, Protocol
 
 from celery import Celery
@@ -18,6 +19,7 @@ from models.store import CaseState, append_event, apply_result, lock_escalation
 from models.tables import Escalation
 from workers import names
 from workers.runtime import Runtime
+from workflows.errors import StoreUnavailable
 from workflows.stage_results import Stage, StageResult
 from workflows.states import OPEN_FOR_DECISION, State, check_transition
 
@@ -157,27 +159,53 @@ def finish(
     `repeatable`: a stage with no effect outside SQL, whose loss in a database crash only
     means it runs again; its commit does not wait for the disk (see `transaction`).
     `chained`: next stages decided and applied in this same transaction (one lock, one
-    commit for both); one that raises is left out, and runs as it would have on its own.
+    commit for both); one that raises, deciding or writing, is left out, and runs as it
+    would have on its own.
     `inline`: next stages claimed in this transaction and run in this task once the commit
     is done, saving a broker hop (the outbox: half the reply → wake time on the folder
     broker) and the claim's own transaction; a crash before one runs leaves its claim to
     expire, and the sweeper makes it good."""
+    write = partial(_write, runtime, escalation_id, expected, decide, repeatable, inline or {})
+    try:
+        written = write(chained or {})
+    except StoreUnavailable:
+        raise
+    except Exception:
+        if not chained:
+            raise
+        # A chained stage's write failed (a unique key, say) and rolled this stage's back
+        # with it: this stage is written alone, and the chained one runs on its own after.
+        log.exception("%s: a chained stage failed to write; the stage is written alone", expected)
+        written = write({})
+    if written is None:
+        return
+    next_stage, run_here = written
+    if run_here is not None:
+        run_here(app)
+    else:
+        nudge(app, next_stage, escalation_id)
+
+
+def _write(
+    runtime: Runtime,
+    escalation_id: str,
+    expected: State,
+    decide: Decide,
+    repeatable: bool,
+    inline: Mapping[Stage, Inline],
+    chained: Mapping[Stage, Decide],
+) -> tuple[Stage | None, Callable[[Celery], None] | None] | None:
+    """finish's transaction: the next stage and what runs it here, or None: no effect."""
     now = datetime.now(UTC)
-    run_here: Callable[[Celery], None] | None = None
     # A chained stage's writes are not repeatable: the commit waits for the disk then.
     with transaction(runtime.engine, bookkeeping=repeatable and not chained) as session:
         row = lock_escalation(session, escalation_id)
         if row is None or row.state != expected:
-            return
+            return None
         result = decide(session, row, now)
         if result is None:
-            return
+            return None
         apply_result(session, row, result, now=now)
-        result = _apply_chained(session, row, result, chained or {}, now=now)
-        take = (inline or {}).get(result.next_stage) if result.next_stage else None
-        if take is not None:
-            run_here = take(session, runtime, row, now)
-    if run_here is not None:
-        run_here(app)
-    else:
-        nudge(app, result.next_stage, escalation_id)
+        result = _apply_chained(session, row, result, chained, now=now)
+        take = inline.get(result.next_stage) if result.next_stage else None
+        return result.next_stage, take(session, runtime, row, now) if take else None

@@ -104,7 +104,9 @@ def escalate(
     # Unknown keyword arguments are passed on, so the refusal names them (not a TypeError).
     request = {"packet": packet, **{k: v for k, v in given.items() if v is not None}, **unknown}
     try:
-        accepted = accept_when_stored(runtime, request, record_refusal=True, first_stage_here=True)
+        accepted = accept_when_stored(
+            runtime, request, record_refusal=True, first_stage_until=started + INLINE_WITHIN
+        )
     except PacketRefused as refused:
         return {"state": State.REFUSED.value, "errors": refused.problems}
     except StoreUnavailable as unstored:
@@ -114,17 +116,17 @@ def escalate(
         raise Reject(unstored, requeue=True) from unstored
     except Exception as failed:  # an unreadable design, a fault of ours: never acked unseen
         return _not_admitted(self, runtime, request, failed)
+    counted = accepted.counted_snapshot  # stored in time, with this task's attempt counted
     if accepted.state == State.RECEIVED:
-        if monotonic() - started > INLINE_WITHIN:
+        if counted is None and monotonic() - started > INLINE_WITHIN:
             # A slow store ate this task's time: the probe and the sends get a task (and a
-            # time limit) of their own rather than the soft limit landing mid-send. (That task
-            # counts its attempt too: the case's first is this one's.)
+            # time limit) of their own rather than the soft limit landing mid-send.
             nudge(self.app, Stage.SNAPSHOT, accepted.id)
         else:
             # Snapshot and route run here, not through the broker: two hops fewer a case. The
             # message is the case's no longer, so a failure there is a lost nudge (the sweeper).
             try:
-                take_snapshot(self.app, runtime, accepted.id, counted=accepted.counted_snapshot)
+                take_snapshot(self.app, runtime, accepted.id, counted=counted)
             except Exception:
                 log.exception("snapshot of %s failed here; the sweeper re-drives it", accepted.id)
     return {"id": accepted.id, "state": accepted.state, "created": accepted.created}

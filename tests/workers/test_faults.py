@@ -9,11 +9,13 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from time import monotonic
 from typing import Any
 
 import pytest
 from celery import Celery
 from sqlalchemy import event
+from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, select
 
 from models.db import make_engine
@@ -29,6 +31,11 @@ from workers.answers import answer
 from workers.intake import accept
 from workers.runtime import runtime_for
 from workflows.examples import valid_packet
+
+
+def soon() -> float:
+    """A deadline for running the first stage in the intake's task that is not reached."""
+    return monotonic() + 60
 
 
 def packet(packet_id: str, **changes: Any) -> dict[str, Any]:
@@ -71,7 +78,9 @@ def test_a_stage_that_keeps_failing_is_parked_in_dead_letter(service: Harness) -
 def test_snapshot_and_routing_are_written_in_one_commit(celery_app: Celery) -> None:
     # Given a case stored as the escalate task stores it, running its snapshot itself
     runtime = runtime_for(celery_app)
-    accepted = accept(runtime, {"packet": packet("esc-chain-1")}, first_stage_here=True)
+    accepted = accept(
+        runtime, {"packet": packet("esc-chain-1")}, first_stage_until=monotonic() + 60
+    )
     commits: list[str] = []
     event.listen(runtime.engine, "commit", lambda _connection: commits.append("commit"))
     # When the snapshot runs, routing chained to it, and the pages are sent
@@ -96,7 +105,9 @@ def test_routing_that_fails_in_the_snapshots_commit_runs_alone_already_counted(
 ) -> None:
     # Given a case whose routing decision raises when chained to its snapshot
     runtime = runtime_for(celery_app)
-    accepted = accept(runtime, {"packet": packet("esc-count-1")}, first_stage_here=True)
+    accepted = accept(
+        runtime, {"packet": packet("esc-count-1")}, first_stage_until=monotonic() + 60
+    )
     engine = runtime.engine
     seen: list[tuple[str, int, bool]] = []
 
@@ -121,6 +132,50 @@ def test_routing_that_fails_in_the_snapshots_commit_runs_alone_already_counted(
     # Then the snapshot alone was committed, with routing's attempt counted in it, and
     # routing ran on its own after: a child killed there every time is still counted
     assert seen == [("snapshotted", 1, True)]
+
+
+def test_a_chained_stage_that_fails_to_write_leaves_the_stage_before_it_written(
+    celery_app: Celery, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given two cases whose reply codes collide (routing writes a hash the database holds
+    # unique): the first routed already
+    runtime = runtime_for(celery_app)
+    monkeypatch.setattr(tasks, "case_token", lambda *_args: "one-code-for-both")
+    first, second = (
+        accept(
+            runtime,
+            {"packet": packet(f"esc-clash-{n}", blocked_on=f"Question {n}?")},
+            first_stage_until=soon(),
+        )
+        for n in (1, 2)
+    )
+    tasks.take_snapshot(celery_app, runtime, first.id, counted=first.counted_snapshot)
+    # When the second's snapshot runs with routing chained to it, and routing's write fails
+    with pytest.raises(IntegrityError):  # routing, run alone after, fails as it would have
+        tasks.take_snapshot(celery_app, runtime, second.id, counted=second.counted_snapshot)
+    # Then the snapshot stands, written alone; only routing is left to fail and be counted
+    with Session(runtime.engine) as session:
+        row = session.get(Escalation, second.id)
+        assert row is not None and (row.state, row.attempts) == ("snapshotted", 1)
+        kinds = [e.kind for e in session.exec(select(Event).where(Event.escalation_id == row.id))]
+    assert kinds == ["accepted", "snapshot_recorded"]
+
+
+def test_an_intake_stored_too_late_to_run_its_snapshot_counts_no_attempt_for_it(
+    celery_app: Celery,
+) -> None:
+    # Given an intake whose store took longer than the task may spend before its snapshot
+    runtime = runtime_for(celery_app)
+    accepted = accept(runtime, {"packet": packet("esc-slow-1")}, first_stage_until=monotonic() - 1)
+    # Then the case is stored with no attempt counted: the snapshot's own task counts its first
+    assert accepted.created and accepted.counted_snapshot is None
+    with Session(runtime.engine) as session:
+        stored = session.get(Escalation, accepted.id)
+        assert stored is not None and stored.attempts == 0
+    tasks.take_snapshot(celery_app, runtime, accepted.id)
+    with Session(runtime.engine) as session:
+        routed = session.get(Escalation, accepted.id)
+        assert routed is not None and routed.state == "awaiting"
 
 
 def test_a_changed_fingerprint_says_reconcile_first(service: Harness, tmp_path: Path) -> None:
