@@ -29,7 +29,12 @@ from workers.local_files import refused_paths
 from workers.runtime import Runtime
 from workers.stage_runs import nudge
 from workers.unblock import settle_request_file, unblock, write_command_file
-from workers.undelivered import escalate_undelivered, resend_on_recovery, worked_since
+from workers.undelivered import (
+    escalate_undelivered,
+    record_sent_page,
+    resend_on_recovery,
+    worked_since,
+)
 from workers.wake_acks import resumed_by_delivery
 from workers.wakeups import post_webhook, send_wake_task
 from workflows import payloads
@@ -344,13 +349,18 @@ def send_claimed(app: Celery, runtime: Runtime, claimed: Claimed, *, durable: bo
         # The row as our claim's RETURNING left it: under the lease nothing else changes it
         # (outbox rows are never deleted), so it is not read again, only updated. The event
         # is stamped with the case's state, read by its INSERT.
-        update_delivery(session, delivery.id, record.values)
+        sent = record.values["state"] == channels.SENT
+        any_held = None
+        if sent and delivery.channel is Via.APPRISE:
+            any_held = record_sent_page(session, delivery, record.values)
+        else:
+            update_delivery(session, delivery.id, record.values)
         resent: list[str] = []
         held = record.held
-        if record.values["state"] == channels.SENT:
+        if sent:
             if outcome.error is None:
                 resumed_by_delivery(session, delivery, now=now)
-            resent = resend_on_recovery(session, delivery, now=now)
+            resent = resend_on_recovery(session, delivery, now=now, any_held=any_held)
         elif held and (proof := worked_since(session, delivery, since=started)):
             # a send on this channel worked while this one hung: this one is due again
             resent, held = resend_on_recovery(session, proof, now=now), False

@@ -4,12 +4,15 @@ channel is seen working again."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from celery import Celery
-from sqlalchemy import bindparam
-from sqlmodel import Session, col, select
+from sqlalchemy import bindparam, exists
+from sqlalchemy import update as sa_update
+from sqlmodel import Session, SQLModel, col, select
 
 from models.db import transaction
 from models.store import (
@@ -227,16 +230,52 @@ _ANY_HELD = select(Delivery.id).join(Escalation, _JOIN_CASE).where(*_HELD_WHERE)
 _HELD = select(Delivery, Escalation).join(Escalation, _JOIN_CASE).where(*_HELD_WHERE)
 
 
-def resend_on_recovery(session: Session, sent: Delivery, *, now: datetime) -> list[str]:
+_outbox = SQLModel.metadata.tables[Delivery.__tablename__]
+_cases = SQLModel.metadata.tables[Escalation.__tablename__]
+_held = _outbox.alias("held")
+# A page's record and the question above in one statement (the record of a page that worked
+# is most of a case's records). Each subquery names one table, as SQLite renders columns in
+# RETURNING unqualified: every name then means the innermost table that has it.
+_RECORD_SENT_PAGE = (
+    sa_update(_outbox)
+    .where(_outbox.c.id == bindparam("sent"))
+    .returning(
+        exists().where(
+            _held.c.target == bindparam("channel_target"),
+            _held.c.id != bindparam("sent"),
+            _held.c.purpose.in_(PAGES),
+            _held.c.state.in_(_RESENT_FROM),
+            exists().where(
+                _cases.c.id == _held.c.escalation_id,
+                _cases.c.state.in_([s.value for s in OPEN_FOR_DECISION]),
+            ),
+        )
+    )
+)
+
+
+def record_sent_page(session: Session, sent: Delivery, values: Mapping[str, Any]) -> bool:
+    """Write a page's record (`values`, its columns) and say whether its channel holds pages
+    to send again now (`resend_on_recovery`'s question, asked by the same statement)."""
+    found = session.connection().execute(
+        _RECORD_SENT_PAGE, {**values, "sent": sent.id, "channel_target": sent.target}
+    )
+    return bool(found.scalar())
+
+
+def resend_on_recovery(
+    session: Session, sent: Delivery, *, now: datetime, any_held: bool | None = None
+) -> list[str]:
     """A send on `sent`'s channel just worked: that channel's pages given up on, or left
     unknown, for cases still open are due again, marked as sent again. The case ids.
+    `any_held`: whether there are any, when `record_sent_page` has asked already.
 
     The probe does not flush the session: the caller's only unflushed row is `sent`, which
     it excludes (a row the caller marks held is flushed before it asks)."""
-    if sent.channel is not Via.APPRISE:
+    if sent.channel is not Via.APPRISE or any_held is False:
         return []
     where = {"target": sent.target, "sent": sent.id}
-    if session.connection().execute(_ANY_HELD, where).first() is None:
+    if any_held is None and session.connection().execute(_ANY_HELD, where).first() is None:
         return []
     rows = session.exec(_HELD, params=where).all()
     cases = []
