@@ -18,7 +18,18 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, SQLModel, col, select
 
-from models.tables import Decision, Delivery, Escalation, Event, PipelinePhase, Reply
+from models.tables import (
+    CASES,
+    EVENTS,
+    OUTBOX,
+    Decision,
+    Delivery,
+    Escalation,
+    Event,
+    PipelinePhase,
+    Reply,
+    core_table,
+)
 from workflows.case import Case, parse_options
 from workflows.design import Design, parse_design
 from workflows.errors import DesignError
@@ -59,11 +70,9 @@ def lock_pipeline_phase(
     session: Session, pipeline_id: str, phase: str, *, now: datetime
 ) -> PipelinePhase:
     """One phase's counters, created at zero when new, locked for this transaction."""
-    dialect = session.get_bind().dialect.name
-    insert = sqlite_insert if dialect == "sqlite" else postgresql_insert
     new = {"pipeline_id": pipeline_id, "phase": phase, "updated_at": now}
     session.execute(
-        insert(PipelinePhase)
+        _dialect_insert(session)(PipelinePhase)
         .values(**new, resets=0, nuclear=0, escalations=0)
         .on_conflict_do_nothing()
     )
@@ -162,25 +171,22 @@ def add_event(
 
 # The record of every send is on the hot path (five a case): Core statements built once, past
 # the ORM's unit of work, which cost more than the send itself (docs/PERFORMANCE.md).
-_EVENTS = SQLModel.metadata.tables[Event.__tablename__]
-_INSERT_EVENT = insert(_EVENTS)
-_cases = SQLModel.metadata.tables[Escalation.__tablename__]
+_INSERT_EVENT = insert(EVENTS)
 _STAMP_EVENT = (
-    insert(_EVENTS)
+    insert(EVENTS)
     .from_select(
         ["escalation_id", "at", "kind", "state", "detail"],
         sa_select(
-            _cases.c.id,
-            bindparam("at", type_=_EVENTS.c.at.type),
-            bindparam("kind", type_=_EVENTS.c.kind.type),
-            _cases.c.state,
-            bindparam("detail", type_=_EVENTS.c.detail.type),
-        ).where(_cases.c.id == bindparam("case")),
+            CASES.c.id,
+            bindparam("at", type_=EVENTS.c.at.type),
+            bindparam("kind", type_=EVENTS.c.kind.type),
+            CASES.c.state,
+            bindparam("detail", type_=EVENTS.c.detail.type),
+        ).where(CASES.c.id == bindparam("case")),
     )
-    .returning(_EVENTS.c.state)
+    .returning(EVENTS.c.state)
 )
-_DELIVERIES = SQLModel.metadata.tables[Delivery.__tablename__]
-_INSERT_DELIVERY = insert(_DELIVERIES)
+_INSERT_DELIVERY = insert(OUTBOX)
 # What a new outbox row holds besides its Outbound's fields (Core applies no model defaults).
 _UNSENT_DELIVERY = {
     "attempts": 0,
@@ -190,7 +196,7 @@ _UNSENT_DELIVERY = {
     "sent_at": None,
 }
 # No SET clause: an execution's parameters name the columns it sets.
-_UPDATE_DELIVERY = update(_DELIVERIES).where(_DELIVERIES.c.id == bindparam("row"))
+_UPDATE_DELIVERY = update(OUTBOX).where(OUTBOX.c.id == bindparam("row"))
 
 
 def stamp_event(
@@ -213,10 +219,7 @@ def append_event(
     session: Session, row: Stamped, kind: str, detail: Mapping[str, Any], *, now: datetime
 ) -> None:
     """`add_event` as one INSERT sent now, for a transaction that holds no ORM objects."""
-    session.connection().execute(
-        _INSERT_EVENT,
-        {"escalation_id": row.id, "at": now, "kind": kind, "state": row.state, "detail": detail},
-    )
+    append_events(session, row, [EventSpec(kind, detail)], now=now)
 
 
 def append_events(
@@ -410,10 +413,14 @@ def insert_escalation(
 
 
 _new_case: dict[str, Any] = {}
-_replies = SQLModel.metadata.tables[Reply.__tablename__]
-_INSERT_REPLY = insert(_replies).returning(_replies.c.id)
-_decisions = SQLModel.metadata.tables[Decision.__tablename__]
-_INSERT_DECISION = insert(_decisions).returning(_decisions.c.id)
+_INSERT_REPLY = insert(core_table(Reply)).returning(core_table(Reply).c.id)
+_INSERT_DECISION = insert(core_table(Decision)).returning(core_table(Decision).c.id)
+
+
+def _dialect_insert(session: Session) -> Any:
+    """The INSERT construct of the session's database, which has ON CONFLICT."""
+    dialect = session.get_bind().dialect.name
+    return sqlite_insert if dialect == "sqlite" else postgresql_insert
 
 
 def _insert_new_case(session: Session) -> Any:
@@ -421,27 +428,30 @@ def _insert_new_case(session: Session) -> Any:
     dialect, instead of a read, a savepoint and the ORM's flush."""
     dialect = session.get_bind().dialect.name
     if dialect not in _new_case:
-        insert = sqlite_insert if dialect == "sqlite" else postgresql_insert
         _new_case[dialect] = (
-            insert(_cases)
+            _dialect_insert(session)(CASES)
             .on_conflict_do_nothing(index_elements=["run_id", "packet_id"])
-            .returning(_cases.c.id)
+            .returning(CASES.c.id)
         )
     return _new_case[dialect]
 
 
 def _row_columns(row: SQLModel) -> dict[str, Any]:
     """A new row's columns as a Core INSERT takes them (the id left to the database)."""
-    table = SQLModel.metadata.tables[str(row.__tablename__)]
+    table = core_table(type(row))
     values = {column.name: getattr(row, column.name) for column in table.columns}
     return {name: value for name, value in values.items() if not (name == "id" and value is None)}
 
 
-def citing_open_cases(original_id: str) -> Any:
-    """The open cases that stand in for `original_id` (delivery-failure cases citing it)."""
-    return select(Escalation.id).where(
-        Escalation.cites_id == original_id,
-        col(Escalation.state).in_([state.value for state in OPEN_FOR_DECISION]),
+_citing = CASES.alias("citing")  # an alias: the query also stands inside statements on CASES
+
+
+def citing_open_cases(original: Any) -> Any:
+    """The ids of the open cases that stand in for `original` (delivery-failure cases citing
+    it): a case id, or a bound parameter in a statement built once."""
+    return sa_select(_citing.c.id).where(
+        _citing.c.cites_id == original,
+        _citing.c.state.in_([state.value for state in OPEN_FOR_DECISION]),
     )
 
 

@@ -6,7 +6,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import JSON, Column, DateTime, Index, UniqueConstraint, text
+from sqlalchemy import JSON, Column, DateTime, Index, Table, UniqueConstraint, text
 from sqlalchemy import Enum as SAEnum
 from sqlmodel import Field, SQLModel
 
@@ -252,3 +252,13 @@ class DashboardSignIn(SQLModel, table=True):
     created_at: datetime | None = _when(nullable=False)
     expires_at: datetime | None = _when(index=True, nullable=False)
     revoked_at: datetime | None = _when()
+
+
+def core_table(model: type[SQLModel]) -> Table:
+    """A model's table, for Core statements built once past the ORM's unit of work."""
+    return SQLModel.metadata.tables[str(model.__tablename__)]
+
+
+CASES = core_table(Escalation)
+EVENTS = core_table(Event)
+OUTBOX = core_table(Delivery)

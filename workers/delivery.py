@@ -13,7 +13,7 @@ from typing import Any
 from celery import Celery
 from sqlalchemy import bindparam
 from sqlalchemy import update as sa_update
-from sqlmodel import Session, SQLModel, select
+from sqlmodel import Session, select
 
 from models.db import transaction
 from models.store import (
@@ -22,7 +22,7 @@ from models.store import (
     stamp_event,
     update_delivery,
 )
-from models.tables import Delivery, Escalation
+from models.tables import OUTBOX, Delivery, Escalation
 from workers import channels, native_pages
 from workers.answering import answer_links, case_token
 from workers.local_files import refused_paths
@@ -82,23 +82,22 @@ class Claimed:
     cited: Cited | None = None
 
 
-_outbox = SQLModel.metadata.tables[Delivery.__tablename__]
 _now: Any = bindparam("now")
 # Claim every due row of a case, built once: pending or retried and due, or sending with a
 # lease that ran out. A Core statement: the rows come back as plain rows, not ORM objects.
 _CLAIM = (
-    sa_update(_outbox)
+    sa_update(OUTBOX)
     .where(
-        _outbox.c.escalation_id == bindparam("case"),
-        (_outbox.c.state.in_(UNSENT) & (_outbox.c.next_attempt_at <= _now))
-        | ((_outbox.c.state == DeliveryState.SENDING) & (_outbox.c.lease_until <= _now)),
+        OUTBOX.c.escalation_id == bindparam("case"),
+        (OUTBOX.c.state.in_(UNSENT) & (OUTBOX.c.next_attempt_at <= _now))
+        | ((OUTBOX.c.state == DeliveryState.SENDING) & (OUTBOX.c.lease_until <= _now)),
     )
     .values(
         state=DeliveryState.SENDING,
-        attempts=_outbox.c.attempts + 1,
+        attempts=OUTBOX.c.attempts + 1,
         lease_until=bindparam("lease_until"),
     )
-    .returning(*_outbox.c)
+    .returning(*OUTBOX.c)
 )
 
 

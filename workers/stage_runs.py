@@ -10,18 +10,18 @@ from functools import partial
 from typing import Any, Protocol
 
 from celery import Celery
-from sqlalchemy import bindparam, exists
+from sqlalchemy import bindparam
 from sqlalchemy import update as sa_update
-from sqlmodel import Session, SQLModel
+from sqlmodel import Session
 
 from models.db import transaction
-from models.store import CaseState, append_event, apply_result, lock_escalation
-from models.tables import Escalation
+from models.store import CaseState, append_event, apply_result, citing_open_cases, lock_escalation
+from models.tables import CASES, Escalation
 from workers import names
 from workers.runtime import Runtime
 from workflows.errors import StoreUnavailable
 from workflows.stage_results import Stage, StageResult
-from workflows.states import OPEN_FOR_DECISION, State, check_transition
+from workflows.states import State, check_transition
 
 log = logging.getLogger(__name__)
 
@@ -73,22 +73,15 @@ class Attempt:
     cited: bool  # an open case stands in for this one (a page of it gave up)
 
 
-_cases = SQLModel.metadata.tables[Escalation.__tablename__]
-_citing = _cases.alias("citing")
-_OPEN = [state.value for state in OPEN_FOR_DECISION]
 # One statement built once counts, locks and reads: the case comes back only if still in
 # the expected state, with only what a stage reads before its own transaction.
 _COUNT_ATTEMPT = (
-    sa_update(_cases)
-    .where(_cases.c.id == bindparam("case"), _cases.c.state == bindparam("expected"))
-    .values(attempts=_cases.c.attempts + 1, updated_at=bindparam("now"))
-    .returning(
-        _cases.c.attempts,
-        _cases.c.snapshot,
-        exists().where(_citing.c.cites_id == bindparam("case"), _citing.c.state.in_(_OPEN)),
-    )
+    sa_update(CASES)
+    .where(CASES.c.id == bindparam("case"), CASES.c.state == bindparam("expected"))
+    .values(attempts=CASES.c.attempts + 1, updated_at=bindparam("now"))
+    .returning(CASES.c.attempts, CASES.c.snapshot, citing_open_cases(bindparam("case")).exists())
 )
-_PARK = sa_update(_cases).where(_cases.c.id == bindparam("case"))
+_PARK = sa_update(CASES).where(CASES.c.id == bindparam("case"))
 
 
 def begin_attempt(runtime: Runtime, escalation_id: str, expected: State) -> Attempt | None:
@@ -131,11 +124,7 @@ def _apply_chained(
 ) -> StageResult:
     """Apply each chained next stage in turn; the last result applied."""
     while (stage := result.next_stage) is not None and stage in chained:
-        try:  # a stage decides without writing: one that fails here leaves nothing half-done
-            following = chained[stage](session, row, now)
-        except Exception:
-            log.exception("%s of %s failed in the stage before; it runs alone", stage, row.id)
-            return result
+        following = chained[stage](session, row, now)  # raising, it is left out (`finish`)
         if following is None:
             return result
         apply_result(session, row, following, now=now)
@@ -173,9 +162,10 @@ def finish(
     except Exception:
         if not chained:
             raise
-        # A chained stage's write failed (a unique key, say) and rolled this stage's back
-        # with it: this stage is written alone, and the chained one runs on its own after.
-        log.exception("%s: a chained stage failed to write; the stage is written alone", expected)
+        # A chained stage failed, deciding or writing (a unique key, say), and rolled this
+        # stage's writes back with it: this stage is written alone, the chained one runs on
+        # its own after.
+        log.exception("%s: a chained stage failed; the stage is written alone", expected)
         written = write({})
     if written is None:
         return

@@ -12,7 +12,7 @@ from typing import Any
 from celery import Celery
 from sqlalchemy import bindparam, exists
 from sqlalchemy import update as sa_update
-from sqlmodel import Session, SQLModel, col, select
+from sqlmodel import Session, col, select
 
 from models.db import transaction
 from models.store import (
@@ -27,7 +27,7 @@ from models.store import (
     find_by_packet,
     lock_escalation,
 )
-from models.tables import Delivery, Escalation
+from models.tables import CASES, OUTBOX, Delivery, Escalation
 from workers.intake import accept
 from workers.local_files import refused_paths, write_atomically
 from workers.per_channel import per_channel
@@ -182,7 +182,7 @@ def settle_citing(app: Celery, runtime: Runtime, original_id: str) -> None:
     with transaction(runtime.engine) as session:
         # Asked at every close and nearly always empty: the citing cases first, the decision
         # only for them.
-        citing = session.exec(citing_open_cases(original_id)).all()
+        citing = session.scalars(citing_open_cases(original_id)).all()
         decision = decision_of(session, original_id) if citing else None
         if decision is None:
             return
@@ -230,15 +230,13 @@ _ANY_HELD = select(Delivery.id).join(Escalation, _JOIN_CASE).where(*_HELD_WHERE)
 _HELD = select(Delivery, Escalation).join(Escalation, _JOIN_CASE).where(*_HELD_WHERE)
 
 
-_outbox = SQLModel.metadata.tables[Delivery.__tablename__]
-_cases = SQLModel.metadata.tables[Escalation.__tablename__]
-_held = _outbox.alias("held")
+_held = OUTBOX.alias("held")
 # A page's record and the question above in one statement (the record of a page that worked
 # is most of a case's records). Each subquery names one table, as SQLite renders columns in
 # RETURNING unqualified: every name then means the innermost table that has it.
 _RECORD_SENT_PAGE = (
-    sa_update(_outbox)
-    .where(_outbox.c.id == bindparam("sent"))
+    sa_update(OUTBOX)
+    .where(OUTBOX.c.id == bindparam("sent"))
     .returning(
         exists().where(
             _held.c.target == bindparam("channel_target"),
@@ -246,8 +244,8 @@ _RECORD_SENT_PAGE = (
             _held.c.purpose.in_(PAGES),
             _held.c.state.in_(_RESENT_FROM),
             exists().where(
-                _cases.c.id == _held.c.escalation_id,
-                _cases.c.state.in_([s.value for s in OPEN_FOR_DECISION]),
+                CASES.c.id == _held.c.escalation_id,
+                CASES.c.state.in_([s.value for s in OPEN_FOR_DECISION]),
             ),
         )
     )
