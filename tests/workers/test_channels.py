@@ -61,3 +61,19 @@ def test_sends_at_once_on_one_channel_each_carry_their_own_message(
     assert outcomes == [SENT] * 160
     bodies = sorted(post.body["message"] for post in sink.posts("/hook"))
     assert bodies == sorted(f"message {t}.{n}" for t in range(8) for n in range(20))
+
+
+def test_each_thread_sends_through_its_own_notifier() -> None:
+    # The 160-send test above rarely catches a shared notifier (the race between loading a
+    # thread's plugin and sending it is short): the property itself, held here.
+    from workers.channels import _fresh_plugin, _notifier
+
+    plugin = _fresh_plugin("json://127.0.0.1:9/hook")
+    mine = _notifier(plugin)
+    assert _notifier(plugin) is mine  # kept for the thread: one locale set-up, not one a send
+    with ThreadPoolExecutor(2) as pool:
+        theirs = list(
+            pool.map(lambda _: id(_notifier(_fresh_plugin("json://127.0.0.1:9/x"))), range(2))
+        )
+    assert id(mine) not in theirs
+    assert list(mine) == [plugin]  # another thread's plugin never lands in this one
