@@ -34,6 +34,12 @@ from workflows.stage_results import DeliveryState
 
 log = logging.getLogger(__name__)
 
+# apprise logs two INFO lines a send ("Notifying 1 service(s).", "Sent JSON notification.")
+# that name no case: the send's event is its record. Its warnings and errors still show, and
+# a level set by the operator's own logging config wins.
+if logging.getLogger("apprise").level == logging.NOTSET:
+    logging.getLogger("apprise").setLevel(logging.WARNING)
+
 # A send ends in one of these delivery states.
 SENT, FAILED, UNKNOWN = DeliveryState.SENT, DeliveryState.FAILED, DeliveryState.UNKNOWN
 REFUSED = DeliveryState.REFUSED

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+
+import pytest
 
 from tests.support.sink import HttpSink
 from workers.channels import FAILED, SENT, ChannelBook, send
@@ -77,3 +80,20 @@ def test_each_thread_sends_through_its_own_notifier() -> None:
         )
     assert id(mine) not in theirs
     assert list(mine) == [plugin]  # another thread's plugin never lands in this one
+
+
+def test_a_send_leaves_apprise_chatter_out_of_the_log_but_not_its_failures(
+    tmp_path: Path, sink: HttpSink, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO)
+    sink.script("/hook", (200, 0), (500, 0))
+    [channel] = book_for(tmp_path, f"json://{sink.url.removeprefix('http://')}/hook").channels(
+        "ops"
+    )
+    assert send(channel, title="t", body="b", tries=1, first_backoff=0.01, timeout=5).state == SENT
+    assert [r.getMessage() for r in caplog.records if r.name.startswith("apprise")] == []
+    assert (
+        send(channel, title="t", body="b", tries=1, first_backoff=0.01, timeout=5).state == FAILED
+    )
+    failures = [r for r in caplog.records if r.name.startswith("apprise")]
+    assert failures and all(r.levelno >= logging.WARNING for r in failures)
