@@ -100,7 +100,6 @@ def accept(
             _record_refusal(runtime, request, problems, now=now)
         raise PacketRefused(problems)
     packet = admission.packet
-    design = runtime.design
     first_stage_here = first_stage_until is not None and monotonic() <= first_stage_until
     row = Escalation(
         id=new_id(),
@@ -113,8 +112,8 @@ def accept(
         snapshot=dict(admission.snapshot),
         options=options_to_json(admission.options),
         wake=dict(admission.wake),
-        design=design.model_dump(mode="json"),
-        design_hash=design.content_hash,
+        design=runtime.design_json,
+        design_hash=runtime.design_hash,
         cites_id=cites_id,
         owner=admission.owner,
         question_key=question_key(packet),
@@ -128,7 +127,7 @@ def accept(
         "accepted",
         {
             "warnings": list(warnings),
-            "design": design.content_hash,
+            "design": runtime.design_hash,
             **({"filled_by_design": list(admission.filled)} if admission.filled else {}),
             **({"cites": cites_id} if cites_id else {}),
         },
