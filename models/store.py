@@ -455,17 +455,34 @@ def citing_open_cases(original: Any) -> Any:
     )
 
 
-def open_case_for_question(session: Session, row: Escalation) -> Escalation | None:
+# Intake asks these of every new case: built once, only what it reads (the id and state).
+_OPEN_FOR_QUESTION = (
+    sa_select(CASES.c.id, CASES.c.state)
+    .where(
+        CASES.c.question_key == bindparam("question"),
+        CASES.c.severity == bindparam("severity"),
+        CASES.c.packet_id != bindparam("packet"),
+        CASES.c.state.not_in([state.value for state in TERMINAL]),
+    )
+    .limit(1)
+    .with_for_update()
+)
+_LOCK_QUESTION = text("SELECT pg_advisory_xact_lock(:lock)")
+
+
+def open_case_for_question(session: Session, row: Escalation) -> CaseState | None:
     """An open case asking the same question at the same severity (SPEC §9: never twice),
     other than a resend of this very packet. Holds the question's lock to the commit."""
     lock_question(session, row.question_key)
-    statement = select(Escalation).where(
-        Escalation.question_key == row.question_key,
-        Escalation.severity == row.severity,
-        Escalation.packet_id != row.packet_id,
-        col(Escalation.state).not_in([state.value for state in TERMINAL]),
+    found = (
+        session.connection()
+        .execute(
+            _OPEN_FOR_QUESTION,
+            {"question": row.question_key, "severity": row.severity, "packet": row.packet_id},
+        )
+        .first()
     )
-    return session.exec(statement.with_for_update()).first()
+    return None if found is None else CaseState(found.id, State(found.state))
 
 
 def lock_question(session: Session, question_key: str | None) -> None:
@@ -474,8 +491,7 @@ def lock_question(session: Session, question_key: str | None) -> None:
     chaos storm, on PostgreSQL). SQLite's BEGIN IMMEDIATE already serialises writers."""
     if question_key and session.get_bind().dialect.name == "postgresql":
         # 60 bits of the key's digest fit a bigint; a collision only makes two questions wait
-        lock = int(question_key[:15], 16)
-        session.execute(text("SELECT pg_advisory_xact_lock(:lock)"), {"lock": lock})
+        session.connection().execute(_LOCK_QUESTION, {"lock": int(question_key[:15], 16)})
 
 
 def record_reply(

@@ -12,7 +12,13 @@ from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_aft
 from tenacity import wait_exponential_jitter as backoff
 
 from models.db import transaction
-from models.store import add_event, insert_escalation, new_id, open_case_for_question
+from models.store import (
+    add_event,
+    append_event,
+    insert_escalation,
+    new_id,
+    open_case_for_question,
+)
 from models.tables import Escalation
 from workers.local_files import WRITTEN_FILES, refused_paths
 from workers.outbound import refusal_of
@@ -135,8 +141,10 @@ def accept(
     with transaction(runtime.engine) as session:
         open_case = open_case_for_question(session, row)
         if open_case is not None:
-            add_event(session, open_case, "joined", {"packet_id": row.packet_id}, now=now)
-            return Accepted(open_case.id, open_case.state, False, tuple(warnings), joined=True)
+            append_event(session, open_case, "joined", {"packet_id": row.packet_id}, now=now)
+            return Accepted(
+                open_case.id, open_case.state.value, False, tuple(warnings), joined=True
+            )
         stored, created = insert_escalation(session, row, event, now=now)
         counted = dict(stored.snapshot or {}) if created and first_stage_here else None
         return Accepted(stored.id, stored.state, created, tuple(warnings), counted_snapshot=counted)
