@@ -20,10 +20,23 @@ class SecretFinding:
 
 def scan_text(text: str) -> list[str]:
     """Kinds of secret found in one string (deduplicated, stable order); [] when clean."""
+    if text in _CLEAN:
+        return []
     found: dict[str, None] = {}
+    scanned = text
     for rule in _RULES:
-        text = rule(text, found)
+        scanned = rule(scanned, found)
+    if not found and len(text) <= _CLEAN_UP_TO:
+        if len(_CLEAN) >= _CLEAN_KEPT:
+            _CLEAN.clear()
+        _CLEAN.add(text)
     return list(found)
+
+
+# Short strings found clean, so each is scanned once: packets repeat their keys and many of
+# their small values (half of a packet's scans). Only clean ones: no secret is kept here.
+_CLEAN: set[str] = set()
+_CLEAN_UP_TO, _CLEAN_KEPT = 64, 4096
 
 
 def find_secrets(value: object, *, path: str = "") -> list[SecretFinding]:

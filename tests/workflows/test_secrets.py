@@ -291,3 +291,23 @@ def test_keyword_spelled_with_a_case_folding_letter_is_still_read(
 ) -> None:
     # When searched / Then found, as the keyword patterns alone found it
     assert [finding.kind for finding in find_secrets(value)] == [kind]
+
+
+def test_a_string_found_clean_is_scanned_once_and_a_secret_every_time() -> None:
+    from workflows import secrets
+
+    secret = "ghp_Zx8Kq3pL0mN7vB2cR5tY9wE4uI6oP1aSdF3g"
+    for _ in range(2):  # the second scan of each comes after the first one's verdict was kept
+        assert scan_text(secret) == ["GitHub token"]
+        assert scan_text("needs_review") == []
+    assert "needs_review" in secrets._CLEAN
+    assert secret not in secrets._CLEAN  # nothing secret is kept
+    assert all(len(text) <= secrets._CLEAN_UP_TO for text in secrets._CLEAN)
+
+
+def test_the_clean_strings_kept_stay_bounded() -> None:
+    from workflows import secrets
+
+    for index in range(secrets._CLEAN_KEPT + 10):
+        scan_text(f"step {index}")
+    assert 0 < len(secrets._CLEAN) <= secrets._CLEAN_KEPT
