@@ -326,14 +326,17 @@ def _apply_update(row: Escalation, update: CaseUpdate) -> None:
     row.task_wait_id = update.task_wait_id or row.task_wait_id
 
 
+_REASON_EVENTS = (
+    sa_select(EVENTS.c.at, EVENTS.c.kind, EVENTS.c.detail)
+    .where(EVENTS.c.escalation_id == bindparam("case"), EVENTS.c.kind.in_(REASON_EVENTS))
+    .order_by(EVENTS.c.id)
+)
+
+
 def reasons_for(session: Session, escalation_id: str) -> list[dict[str, Any]]:
     """What operators said while handling the case, oldest first (workflows/reasons.py)."""
-    events = session.exec(
-        select(Event)
-        .where(Event.escalation_id == escalation_id, col(Event.kind).in_(REASON_EVENTS))
-        .order_by(col(Event.id))
-    )
-    return reasons_of((as_utc(e.at), e.kind, e.detail) for e in events)
+    events = session.connection().execute(_REASON_EVENTS, {"case": escalation_id})
+    return reasons_of((as_utc(at), kind, detail) for at, kind, detail in events)
 
 
 def decision_row(
@@ -362,6 +365,18 @@ def decision_spec(decision: Decision) -> DecisionSpec:
     return DecisionSpec(
         **{f.name: getattr(decision, f.name) for f in dataclass_fields(DecisionSpec)}
     )
+
+
+_SPEC_FIELDS = [f.name for f in dataclass_fields(DecisionSpec)]
+_DECISION_SPEC = sa_select(*(core_table(Decision).c[name] for name in _SPEC_FIELDS)).where(
+    core_table(Decision).c.escalation_id == bindparam("case")
+)
+
+
+def decision_spec_of(session: Session, escalation_id: str) -> DecisionSpec | None:
+    """The case's decision as the close reads it: its spec columns alone, no ORM row."""
+    found = session.connection().execute(_DECISION_SPEC, {"case": escalation_id}).first()
+    return None if found is None else DecisionSpec(**found._mapping)
 
 
 def find_by_packet(session: Session, run_id: str, packet_id: str) -> Escalation | None:

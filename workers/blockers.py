@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from sqlalchemy import String, bindparam, cast
+from sqlalchemy import select as sa_select
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select, update
 
 from models.db import transaction
-from models.tables import Delivery, Escalation, Event, TaskWait
+from models.tables import Delivery, Escalation, Event, TaskWait, core_table
 from workers.outbound import refusal_of
 from workers.runtime import Runtime
 from workers.wake_acks import ack_instructions, policy_of
@@ -81,11 +84,21 @@ def _open_wait(session: Session, task: str) -> TaskWait | None:
     ).first()
 
 
+_WAITS = core_table(TaskWait)
+# The open sets whose ids' JSON text names the case: a filter in SQL on either dialect (ids
+# are hex: no LIKE wildcard in them), confirmed on the parsed list.
+_OPEN_SETS_NAMING = sa_select(_WAITS.c.id, _WAITS.c.escalation_ids).where(
+    _WAITS.c.woken_at.is_(None),
+    cast(_WAITS.c.escalation_ids, String).like(bindparam("quoted")),
+)
+
+
 def open_set_holding(session: Session, escalation_id: str) -> int | None:
     """The task set still waiting on this case, if any: its wake will carry the decision."""
-    for wait in session.exec(select(TaskWait).where(col(TaskWait.woken_at).is_(None))).all():
-        if escalation_id in wait.escalation_ids:
-            return wait.id
+    quoted = f"%{json.dumps(escalation_id)}%"
+    for wait_id, ids in session.connection().execute(_OPEN_SETS_NAMING, {"quoted": quoted}):
+        if escalation_id in ids:
+            return int(wait_id)
     return None
 
 

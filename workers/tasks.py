@@ -17,7 +17,7 @@ from models.db import transaction
 from models.store import (
     case_of,
     decision_of,
-    decision_spec,
+    decision_spec_of,
     design_of,
     due_deliveries,
     due_escalations,
@@ -280,7 +280,7 @@ def close(self: Any, escalation_id: str) -> None:
     current, error = _probe(runtime, spec)
 
     def decide(session: Session, row: Escalation, now: datetime) -> StageResult:
-        decision = decision_of(session, row.id)
+        decision = decision_spec_of(session, row.id)
         if decision is None:
             raise PermanentError(f"escalation {row.id} is decided but has no decision row")
         deliveries = session.exec(select(Delivery).where(Delivery.escalation_id == row.id)).all()
@@ -293,7 +293,7 @@ def close(self: Any, escalation_id: str) -> None:
         }
         result = close_case(
             case_of(row),
-            decision_spec(decision),
+            decision,
             current=current,
             probe_error=error,
             now=now,
