@@ -7,8 +7,9 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+from sqlmodel import Session, select
 
-from models.tables import Delivery
+from models.tables import Delivery, TaskWait
 from tests.support.agent_venv import AgentWorker
 from tests.workers.conftest import Harness
 from workers.answers import answer
@@ -119,7 +120,12 @@ def test_blockers_added_one_at_a_time_wake_the_task_once_after_the_last(
     runtime = runtime_for(service.app)
     # When e1 is decided and closed, the task's set still has e2 open
     answer(runtime, e1, option="approve", responder="ana", channel="test")
-    service.in_state(e1, "closed")
+    closed = service.in_state(e1, "closed")
+    # e1 has no wake of its own: the close found the task's set holding it, so the task's wake
+    # carries its decision and its acknowledgement clock is the task's, not its own
+    with Session(runtime.engine) as session:
+        [open_set] = session.exec(select(TaskWait).where(TaskWait.task == "T-8")).all()
+    assert (closed.task_wait_id, closed.ack_due_at) == (open_set.id, None)
     # And when e2 is decided too
     answer(runtime, e2, option="deny", responder="bo", channel="test")
     service.in_state(e2, "closed")
