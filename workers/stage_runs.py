@@ -15,7 +15,14 @@ from sqlalchemy import update as sa_update
 from sqlmodel import Session
 
 from models.db import transaction
-from models.store import CaseState, append_event, apply_result, citing_open_cases, lock_escalation
+from models.store import (
+    CaseState,
+    append_event,
+    apply_result,
+    citing_open_cases,
+    lock_escalation,
+    write_case,
+)
 from models.tables import CASES, Escalation
 from workers import names
 from workers.runtime import Runtime
@@ -198,4 +205,6 @@ def _write(
         apply_result(session, row, result, now=now)
         result = _apply_chained(session, row, result, chained, now=now)
         take = inline.get(result.next_stage) if result.next_stage else None
-        return result.next_stage, take(session, runtime, row, now) if take else None
+        run_here = take(session, runtime, row, now) if take else None
+        write_case(session, row)
+        return result.next_stage, run_here
