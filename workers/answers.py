@@ -21,6 +21,7 @@ from models.store import (
     lock_pipeline_phase,
     record_reply,
     reply_by_platform_id,
+    write_case,
 )
 from models.tables import Decision, Escalation
 from workers.answering import case_token, token_hash
@@ -234,6 +235,7 @@ def _record(
     result = decide(case_of(row), chosen, responder=who.identity, channel=channel, now=now)
     decision = apply_result(session, row, result, now=now, reply_id=reply.id)
     assert decision is not None  # written already: a race with another answer raised there
+    write_case(session, row)
     return Answer(row.id, verdict.outcome, verdict.message, chosen.label, decision_json(decision))
 
 
