@@ -91,10 +91,12 @@ def token_taken(session: Session, digest: str) -> bool:
     return found.first() is not None
 
 
+_LOCK_CASE = select(Escalation).where(Escalation.id == bindparam("case")).with_for_update()
+
+
 def lock_escalation(session: Session, escalation_id: str) -> Escalation | None:
     """The case row, locked for this transaction (SQLite: BEGIN IMMEDIATE already holds it)."""
-    statement = select(Escalation).where(Escalation.id == escalation_id).with_for_update()
-    return session.exec(statement).first()
+    return session.exec(_LOCK_CASE, params={"case": escalation_id}).first()
 
 
 def case_of(row: Escalation) -> Case:
