@@ -9,7 +9,7 @@ import logging
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
@@ -60,6 +60,11 @@ class Channel:
     @property
     def masked(self) -> str:
         return self.name.split(" #", 1)[0]
+
+    @cached_property
+    def url(self) -> str:
+        """The service's URL, secrets included: what each send's plugin is built from."""
+        return str(self.service.url())
 
 
 def channel_name(service: Any, key: str = "") -> str:
@@ -184,7 +189,7 @@ def _fresh_plugin(url: str) -> Any:
 def _send_once(
     channel: Channel, page: Page, timeout: float, url_params: Mapping[str, str]
 ) -> SendOutcome:
-    url = channel.service.url()
+    url = channel.url
     if url_params:  # per-message settings apprise reads from the URL (e.g. ntfy actions)
         # %20, not "+": apprise unquotes URL values without reading "+" as a space
         url += ("&" if "?" in url else "?") + urlencode(url_params, quote_via=quote)
