@@ -94,6 +94,14 @@ def token_taken(session: Session, digest: str) -> bool:
 _LOCK_CASE = select(Escalation).where(Escalation.id == bindparam("case")).with_for_update()
 
 
+_CASE_DELIVERIES = select(Delivery).where(Delivery.escalation_id == bindparam("case"))
+
+
+def deliveries_of(session: Session, escalation_id: str) -> Sequence[Delivery]:
+    """Every outbox row of the case."""
+    return session.exec(_CASE_DELIVERIES, params={"case": escalation_id}).all()
+
+
 def lock_escalation(session: Session, escalation_id: str) -> Escalation | None:
     """The case row, locked for this transaction (SQLite: BEGIN IMMEDIATE already holds it)."""
     return session.exec(_LOCK_CASE, params={"case": escalation_id}).first()

@@ -11,13 +11,14 @@ from typing import Any
 
 from celery import Celery, shared_task
 from celery.exceptions import Reject, Retry
-from sqlmodel import Session, col, select, update
+from sqlmodel import Session, col, update
 
 from models.db import transaction
 from models.store import (
     case_of,
     decision_of,
     decision_spec_of,
+    deliveries_of,
     design_of,
     due_deliveries,
     due_escalations,
@@ -283,7 +284,7 @@ def close(self: Any, escalation_id: str) -> None:
         decision = decision_spec_of(session, row.id)
         if decision is None:
             raise PermanentError(f"escalation {row.id} is decided but has no decision row")
-        deliveries = session.exec(select(Delivery).where(Delivery.escalation_id == row.id)).all()
+        deliveries = deliveries_of(session, row.id)
         stop_waiting_pages(session, row, deliveries, now=now)
         paged = {
             str(payloads.page(d.payload).get("tag"))
