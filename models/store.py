@@ -263,6 +263,9 @@ def stop_pages(
     if unsent:
         deliveries = {"deliveries": [d.id for d in unsent]}
         add_event(session, row, "pages_stopped", {**detail, **deliveries}, now=now)
+        # Written now: the Core writes after it (the close's events, the outbox claim, which
+        # takes waiting rows too) neither flush the session nor may come before it.
+        session.flush()
 
 
 def apply_result(
