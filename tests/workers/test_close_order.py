@@ -27,6 +27,22 @@ from workflows.states import State
 REPO = Path(__file__).resolve().parents[2]
 
 
+def page(
+    case_id: str, purpose: Purpose, tag: str, state: DeliveryState, due: datetime, **more: Any
+) -> Delivery:
+    return Delivery(
+        escalation_id=case_id,
+        purpose=purpose,
+        channel=Via.APPRISE,
+        target=tag,
+        state=state,
+        next_attempt_at=due,
+        payload={"tag": tag},
+        created_at=due,
+        **more,
+    )
+
+
 def _decided_case_with_waiting_pages(tmp_path: Path, url: str | None) -> tuple[Any, Any, str]:
     apprise = tmp_path / "apprise.yaml"
     apprise.write_text("urls:\n  - json://127.0.0.1:9/x:\n      tag: ops, ops-log, oncall, pager\n")
@@ -61,33 +77,14 @@ def _decided_case_with_waiting_pages(tmp_path: Path, url: str | None) -> tuple[A
                 at=now,
             )
         )
+        # the first page, sent: the close notifies its channel; two chain levels still waiting,
+        # one due in an hour and one already due but not yet claimed
         session.add(
-            Delivery(
-                escalation_id=case_id,
-                purpose=Purpose.NOTIFY,
-                channel=Via.APPRISE,
-                target="ops",
-                state=DeliveryState.SENT,
-                next_attempt_at=now,
-                sent_at=now,
-                attempts=1,
-                payload={"tag": "ops"},
-                created_at=now,
-            )
+            page(case_id, Purpose.NOTIFY, "ops", DeliveryState.SENT, now, sent_at=now, attempts=1)
         )
         for step, due in ((1, now + timedelta(hours=1)), (2, now - timedelta(seconds=1))):
             session.add(
-                Delivery(
-                    escalation_id=case_id,
-                    purpose=Purpose.CHAIN,
-                    channel=Via.APPRISE,
-                    target="oncall",
-                    step=step,
-                    state=DeliveryState.WAITING,
-                    next_attempt_at=due,
-                    payload={"tag": "oncall"},
-                    created_at=now,
-                )
+                page(case_id, Purpose.CHAIN, "oncall", DeliveryState.WAITING, due, step=step)
             )
     return app, runtime, case_id
 
