@@ -58,12 +58,11 @@ class Server:
 
     def start(self, command: list[str] | None = None) -> None:
         """`escalate serve`, or `command` that runs it, until it answers /healthz."""
-        self.process = subprocess.Popen(
-            command or [ESCALATE, "serve"],
-            env=self.env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
+        # Kept beside its home (pytest keeps the last runs' tmp folders): what a failure shows.
+        with (self.home.parent / "serve.log").open("ab") as log:
+            self.process = subprocess.Popen(
+                command or [ESCALATE, "serve"], env=self.env, stdout=log, stderr=subprocess.STDOUT
+            )
         process = self.process
 
         def healthy() -> bool:
