@@ -91,15 +91,17 @@ def token_taken(session: Session, digest: str) -> bool:
     return found.first() is not None
 
 
-_LOCK_CASE = select(Escalation).where(Escalation.id == bindparam("case")).with_for_update()
-
-
-_CASE_DELIVERIES = select(Delivery).where(Delivery.escalation_id == bindparam("case"))
+_CASE_DELIVERIES = (
+    select(Delivery).where(Delivery.escalation_id == bindparam("case")).order_by(col(Delivery.id))
+)
 
 
 def deliveries_of(session: Session, escalation_id: str) -> Sequence[Delivery]:
-    """Every outbox row of the case."""
+    """Every outbox row of the case, oldest first."""
     return session.exec(_CASE_DELIVERIES, params={"case": escalation_id}).all()
+
+
+_LOCK_CASE = select(Escalation).where(Escalation.id == bindparam("case")).with_for_update()
 
 
 def lock_escalation(session: Session, escalation_id: str) -> Escalation | None:
@@ -397,20 +399,14 @@ def decision_json(decision: Decision) -> dict[str, Any]:
     }
 
 
-def decision_spec(decision: Decision) -> DecisionSpec:
-    return DecisionSpec(
-        **{f.name: getattr(decision, f.name) for f in dataclass_fields(DecisionSpec)}
-    )
-
-
-_SPEC_FIELDS = [f.name for f in dataclass_fields(DecisionSpec)]
-_DECISION_SPEC = sa_select(*(core_table(Decision).c[name] for name in _SPEC_FIELDS)).where(
-    core_table(Decision).c.escalation_id == bindparam("case")
-)
+_DECISIONS = core_table(Decision)
+_DECISION_SPEC = sa_select(
+    *(_DECISIONS.c[field.name] for field in dataclass_fields(DecisionSpec))
+).where(_DECISIONS.c.escalation_id == bindparam("case"))
 
 
 def decision_spec_of(session: Session, escalation_id: str) -> DecisionSpec | None:
-    """The case's decision as the close reads it: its spec columns alone, no ORM row."""
+    """The case's decision as the stages read it: its spec columns alone, no ORM row."""
     found = session.connection().execute(_DECISION_SPEC, {"case": escalation_id}).first()
     return None if found is None else DecisionSpec(**found._mapping)
 

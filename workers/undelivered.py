@@ -22,7 +22,7 @@ from models.store import (
     case_of,
     citing_open_cases,
     decision_of,
-    decision_spec,
+    decision_spec_of,
     design_of,
     find_by_packet,
     lock_escalation,
@@ -183,10 +183,9 @@ def settle_citing(app: Celery, runtime: Runtime, original_id: str) -> None:
         # Asked at every close and nearly always empty: the citing cases first, the decision
         # only for them.
         citing = session.scalars(citing_open_cases(original_id)).all()
-        decision = decision_of(session, original_id) if citing else None
-        if decision is None:
+        spec = decision_spec_of(session, original_id) if citing else None
+        if spec is None:
             return
-        spec = decision_spec(decision)
         for escalation_id in citing:
             row = lock_escalation(session, escalation_id)
             if row is None or State(row.state) not in OPEN_FOR_DECISION:

@@ -39,7 +39,7 @@ from api.views import (
     event_public,
     reply_public,
 )
-from models.store import decision_of, iso, reasons_for
+from models.store import decision_of, deliveries_of, iso, reasons_for
 from models.tables import Delivery, Escalation, Event, Reply
 from workers.answers import answer
 from workers.intake import accept
@@ -107,9 +107,7 @@ def read_detail(runtime: Runtime, escalation_id: str) -> EscalationPublic:
     """The case as the API shows it; NotFound when there is none."""
     with Session(runtime.engine) as db:
         row = _row(db, escalation_id)
-        deliveries = db.exec(
-            select(Delivery).where(Delivery.escalation_id == row.id).order_by(col(Delivery.id))
-        )
+        deliveries = deliveries_of(db, row.id)
         decision = decision_of(db, row.id)
         return escalation_detail(row, decision, list(deliveries), reasons_for(db, row.id))
 
