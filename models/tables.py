@@ -11,7 +11,7 @@ from sqlalchemy import Enum as SAEnum
 from sqlmodel import Field, SQLModel
 
 from workflows.judgement import ReplyOutcome
-from workflows.stage_results import DeliveryState, Resolution, Role, Via
+from workflows.stage_results import HELD, DeliveryState, Resolution, Role, Via
 from workflows.states import State
 
 
@@ -115,6 +115,9 @@ class Event(SQLModel, table=True):
     detail: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON))
 
 
+HELD_ROWS = "state IN (" + ", ".join(f"'{state.value}'" for state in HELD) + ")"
+
+
 class Delivery(SQLModel, table=True):
     """Outbox row for anything that leaves the process: written before the send."""
 
@@ -122,6 +125,14 @@ class Delivery(SQLModel, table=True):
     __table_args__ = (
         UniqueConstraint("escalation_id", "purpose", "target", "step", name="uq_delivery_target"),
         Index("ix_deliveries_due", "state", "next_attempt_at"),
+        # Every page that worked asks whether its channel holds pages to send again: a few
+        # rows in the whole outbox, so they alone are indexed (workers/undelivered.py).
+        Index(
+            "ix_deliveries_held",
+            "target",
+            sqlite_where=text(HELD_ROWS),
+            postgresql_where=text(HELD_ROWS),
+        ),
     )
 
     id: int | None = Field(default=None, primary_key=True)

@@ -43,14 +43,11 @@ from workflows.delivery_failure import (
     settled_by_original,
 )
 from workflows.errors import PacketRefused
-from workflows.stage_results import PAGES, DeliveryState, Stage, StageResult, Via
+from workflows.stage_results import HELD, PAGES, DeliveryState, Stage, StageResult, Via
 from workflows.states import OPEN_FOR_DECISION, State
 
 log = logging.getLogger(__name__)
 
-# A page given up on, or sent with no answer (it may have arrived): re-sent, marked, once
-# its channel is seen working again.
-_RESENT_FROM = (DeliveryState.ABANDONED, DeliveryState.UNKNOWN)
 RESENT_NOTE = {
     DeliveryState.ABANDONED: "Sent again: this channel failed earlier and works again.",
     DeliveryState.UNKNOWN: "Sent again: an earlier send timed out; it may have arrived already.",
@@ -214,6 +211,16 @@ def worked_since(session: Session, held: Delivery, *, since: datetime) -> Delive
     ).first()
 
 
+
+
+def _is_held(state: Any) -> Any:
+    """`state IN ('abandoned', 'unknown')` with the states written into the SQL, not bound:
+    psycopg prepares a statement run five times, and PostgreSQL's generic plan for it can use
+    the partial index of held rows (ix_deliveries_held) only when it sees them. With them
+    bound it read the whole outbox at every page that worked."""
+    return state.in_(bindparam("held_states", list(HELD), expanding=True, literal_execute=True))
+
+
 # Asked after every page that worked, and nearly always empty: built once, and probed on the
 # connection, past the ORM (its autoflush and result setup made the ORM query about 40 % of
 # a send's record).
@@ -221,7 +228,7 @@ _HELD_WHERE = (
     col(Delivery.target) == bindparam("target"),
     col(Delivery.id) != bindparam("sent"),
     col(Delivery.purpose).in_(PAGES),
-    col(Delivery.state).in_(_RESENT_FROM),
+    _is_held(col(Delivery.state)),
     col(Escalation.state).in_([s.value for s in OPEN_FOR_DECISION]),
 )
 _JOIN_CASE = col(Escalation.id) == col(Delivery.escalation_id)
@@ -241,7 +248,7 @@ _RECORD_SENT_PAGE = (
             _held.c.target == bindparam("channel_target"),
             _held.c.id != bindparam("sent"),
             _held.c.purpose.in_(PAGES),
-            _held.c.state.in_(_RESENT_FROM),
+            _is_held(_held.c.state),
             exists().where(
                 CASES.c.id == _held.c.escalation_id,
                 CASES.c.state.in_([s.value for s in OPEN_FOR_DECISION]),

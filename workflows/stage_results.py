@@ -93,6 +93,11 @@ UNSENT = (
     DeliveryState.WAITING,
 )
 
+# A page given up on, or sent with no answer (it may have arrived): held until its channel
+# is seen working again, then re-sent, marked. Rare, so the outbox keeps an index of these
+# rows alone (models/tables.py, ix_deliveries_held), asked after every page that worked.
+HELD = (DeliveryState.ABANDONED, DeliveryState.UNKNOWN)
+
 
 class Resolution(StrEnum):
     """How a case ended, as every interface tells the run (README: what the run sees)."""
