@@ -19,6 +19,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, SQLModel, col, select
 
+from models.sql import none_of, one_of
 from models.tables import (
     CASES,
     EVENTS,
@@ -366,7 +367,7 @@ def _apply_update(row: Escalation, update: CaseUpdate) -> None:
 
 _REASON_EVENTS = (
     sa_select(EVENTS.c.at, EVENTS.c.kind, EVENTS.c.detail)
-    .where(EVENTS.c.escalation_id == bindparam("case"), EVENTS.c.kind.in_(REASON_EVENTS))
+    .where(EVENTS.c.escalation_id == bindparam("case"), one_of(EVENTS.c.kind, REASON_EVENTS))
     .order_by(EVENTS.c.id)
 )
 
@@ -498,7 +499,7 @@ def citing_open_cases(original: Any) -> Any:
     it): a case id, or a bound parameter in a statement built once."""
     return sa_select(_citing.c.id).where(
         _citing.c.cites_id == original,
-        _citing.c.state.in_([state.value for state in OPEN_FOR_DECISION]),
+        one_of(_citing.c.state, OPEN_FOR_DECISION),
     )
 
 
@@ -509,7 +510,7 @@ _OPEN_FOR_QUESTION = (
         CASES.c.question_key == bindparam("question"),
         CASES.c.severity == bindparam("severity"),
         CASES.c.packet_id != bindparam("packet"),
-        CASES.c.state.not_in([state.value for state in TERMINAL]),
+        none_of(CASES.c.state, TERMINAL),
     )
     .limit(1)
     .with_for_update()

@@ -16,6 +16,7 @@ from sqlalchemy import update as sa_update
 from sqlmodel import Session, select
 
 from models.db import transaction
+from models.sql import one_of
 from models.store import (
     add_event,
     case_of,
@@ -89,7 +90,7 @@ _CLAIM = (
     sa_update(OUTBOX)
     .where(
         OUTBOX.c.escalation_id == bindparam("case"),
-        (OUTBOX.c.state.in_(UNSENT) & (OUTBOX.c.next_attempt_at <= _now))
+        (one_of(OUTBOX.c.state, UNSENT) & (OUTBOX.c.next_attempt_at <= _now))
         | ((OUTBOX.c.state == DeliveryState.SENDING) & (OUTBOX.c.lease_until <= _now)),
     )
     .values(

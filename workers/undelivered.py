@@ -15,6 +15,7 @@ from sqlalchemy import update as sa_update
 from sqlmodel import Session, col, select
 
 from models.db import transaction
+from models.sql import one_of
 from models.store import (
     add_event,
     add_outbound,
@@ -211,25 +212,18 @@ def worked_since(session: Session, held: Delivery, *, since: datetime) -> Delive
     ).first()
 
 
-
-
-def _is_held(state: Any) -> Any:
-    """`state IN ('abandoned', 'unknown')` with the states written into the SQL, not bound:
-    psycopg prepares a statement run five times, and PostgreSQL's generic plan for it can use
-    the partial index of held rows (ix_deliveries_held) only when it sees them. With them
-    bound it read the whole outbox at every page that worked."""
-    return state.in_(bindparam("held_states", list(HELD), expanding=True, literal_execute=True))
-
-
 # Asked after every page that worked, and nearly always empty: built once, and probed on the
 # connection, past the ORM (its autoflush and result setup made the ORM query about 40 % of
 # a send's record).
 _HELD_WHERE = (
     col(Delivery.target) == bindparam("target"),
     col(Delivery.id) != bindparam("sent"),
-    col(Delivery.purpose).in_(PAGES),
-    _is_held(col(Delivery.state)),
-    col(Escalation.state).in_([s.value for s in OPEN_FOR_DECISION]),
+    one_of(col(Delivery.purpose), PAGES),
+    # Written into the SQL: psycopg prepares a statement run five times, and PostgreSQL's
+    # generic plan can use the index of held rows (ix_deliveries_held) only when it sees
+    # them. Bound, it read the whole outbox at every page that worked.
+    one_of(col(Delivery.state), HELD),
+    one_of(col(Escalation.state), OPEN_FOR_DECISION),
 )
 _JOIN_CASE = col(Escalation.id) == col(Delivery.escalation_id)
 _ANY_HELD = select(Delivery.id).join(Escalation, _JOIN_CASE).where(*_HELD_WHERE).limit(1)
@@ -247,11 +241,11 @@ _RECORD_SENT_PAGE = (
         exists().where(
             _held.c.target == bindparam("channel_target"),
             _held.c.id != bindparam("sent"),
-            _held.c.purpose.in_(PAGES),
-            _is_held(_held.c.state),
+            one_of(_held.c.purpose, PAGES),
+            one_of(_held.c.state, HELD),
             exists().where(
                 CASES.c.id == _held.c.escalation_id,
-                CASES.c.state.in_([s.value for s in OPEN_FOR_DECISION]),
+                one_of(CASES.c.state, OPEN_FOR_DECISION),
             ),
         )
     )

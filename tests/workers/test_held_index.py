@@ -24,6 +24,10 @@ from workflows.states import State
 
 NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
 SENT_ROWS = 3000  # enough that PostgreSQL would rather use an index than read them all
+SENT_PAGE = {
+    "escalation_id": "c1", "purpose": Purpose.NOTIFY, "channel": Via.APPRISE, "target": "ops",
+    "role": Role.PRIMARY, "state": DeliveryState.SENT, "payload": {},
+}  # fmt: skip
 
 
 def an_outbox_of_sent_pages(engine: Engine) -> Delivery:
@@ -39,14 +43,7 @@ def an_outbox_of_sent_pages(engine: Engine) -> Delivery:
     with engine.begin() as connection:
         connection.execute(
             Delivery.__table__.insert(),  # type: ignore[attr-defined]
-            [
-                {
-                    "escalation_id": "c1", "purpose": Purpose.NOTIFY, "channel": Via.APPRISE,
-                    "target": "ops", "role": Role.PRIMARY, "step": step, "state": DeliveryState.SENT,
-                    "payload": {},
-                }  # fmt: skip
-                for step in range(SENT_ROWS + 1)
-            ],
+            [{**SENT_PAGE, "step": step} for step in range(SENT_ROWS + 1)],
         )
         connection.execute(text("UPDATE deliveries SET state = 'sending' WHERE step = 0"))
         if engine.dialect.name == "postgresql":
