@@ -45,13 +45,14 @@ def test_the_end_to_end_benchmark_runs_beside_its_floor(
     # Given Redis and PostgreSQL are up
     require(REDIS, "Redis")
     require(POSTGRES, "PostgreSQL")
-    # When the end-to-end benchmark runs three rounds of three cases
+    # When the end-to-end benchmark runs three rounds of three cases over a stored history
     # (the counters' full wait makes the floor's row count exact, not this check: 22 s saved)
     monkeypatch.setattr(e2e, "STATS_WAIT", 1.0)
-    e2e.report(cases=3, runs=3)
+    e2e.report(cases=3, runs=3, history=20)
     # Then the service's rate, the floor's and their ratio are printed
     out = capsys.readouterr().out
     assert "service:" in out and "floor:" in out and "ratio:" in out and "n=3" in out
+    assert "20 closed cases stored before" in out
 
 
 def test_the_dashboard_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
