@@ -43,6 +43,11 @@ def _when(*, index: bool = False, nullable: bool = True) -> Any:
     )
 
 
+NOT_RESUMED = (
+    "state = 'closed' AND resumed_at IS NULL AND ack_due_at IS NULL AND task_wait_id IS NULL"
+)
+
+
 class Escalation(SQLModel, table=True):
     """One case: its packet, frozen design, state and when it next needs looking at."""
 
@@ -52,6 +57,18 @@ class Escalation(SQLModel, table=True):
         # The sweeper's two branches, each one index range (bench/sweep.py)
         Index("ix_escalations_due", "state", "next_action_at"),
         Index("ix_escalations_stalled", "state", "updated_at"),
+        # Newest first (the API's list), latest closed (the console, the figures): read from
+        # the end of an index, not by sorting every case a service ever had.
+        Index("ix_escalations_created_at", "created_at"),
+        Index("ix_escalations_closed_at", "closed_at"),
+        # Closed cases whose run never acknowledged its wake: few, asked at every /v1/stats
+        # and /metrics.
+        Index(
+            "ix_escalations_not_resumed",
+            "closed_at",
+            sqlite_where=text(NOT_RESUMED),
+            postgresql_where=text(NOT_RESUMED),
+        ),
     )
 
     id: str = Field(primary_key=True, max_length=32)
@@ -193,6 +210,8 @@ class Decision(SQLModel, table=True):
     """The one decision of a case; the unique key makes the first one win."""
 
     __tablename__ = "decisions"
+    # The console's insights read the latest decisions, newest first.
+    __table_args__ = (Index("ix_decisions_at", "at"),)
 
     id: int | None = Field(default=None, primary_key=True)
     escalation_id: str = Field(foreign_key="escalations.id", unique=True, max_length=32)
