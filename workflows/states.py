@@ -56,6 +56,7 @@ REASSIGNED_INTO = State.AWAITING
 # A deciding reply is accepted once the case is routed (it has a snapshot to recheck).
 OPEN_FOR_DECISION = frozenset({State.AWAITING, State.FOLLOWED_UP})
 TERMINAL = frozenset(state for state, targets in TRANSITIONS.items() if not targets)
+OPEN = frozenset(state for state in State if state not in TERMINAL)
 
 
 class TransitionRefused(PermanentError):

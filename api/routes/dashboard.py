@@ -11,7 +11,7 @@ from urllib.parse import urlencode
 
 from fastapi import APIRouter, Depends, Form, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
-from sqlalchemy import false
+from sqlalchemy import false, func
 from sqlmodel import Session as DbSession
 from sqlmodel import col, select
 
@@ -28,6 +28,7 @@ from api.deps import (
 from api.metrics import figures, insight_rows
 from api.pages import page
 from api.sessions import COOKIE, SESSION_AGE
+from models.sql import one_of
 from models.store import as_utc, decision_of, design_of
 from models.tables import Decision, Escalation, Event, Reply
 from workers.acknowledgements import acknowledge
@@ -49,12 +50,13 @@ from workflows.identities import Responder
 from workflows.judgement import ReplyOutcome, answers_now, understand
 from workflows.limits import LABEL_LIMIT, REPLY_LIMIT
 from workflows.secrets import scan_text
-from workflows.states import TERMINAL, State
+from workflows.states import OPEN, TERMINAL, State
 
 router = APIRouter(include_in_schema=False)
 CONSOLE_JS = Path(__file__).resolve().parents[1] / "static" / "console.js"
 
 RECENT = 20
+ENDED = {state.value for state in TERMINAL}
 LOGIN = "/dashboard/login"
 Option = Annotated[str, Query(max_length=LABEL_LIMIT)]
 Field = Annotated[str, Query(max_length=LABEL_LIMIT)]
@@ -147,9 +149,11 @@ def _due_first(db: DbSession, statement: Any, now: datetime) -> list[str]:
 
     def design(digest: str | None) -> Any:
         if digest not in designs:
-            one = db.exec(select(Escalation).where(Escalation.design_hash == digest).limit(1))
-            row = one.first() if digest else None
             designs[digest] = None
+            # One of the listed cases holds it: looked for among them (the state index), not
+            # through every case ever stored, which has no index on the hash.
+            one = statement.where(Escalation.design_hash == digest).limit(1)
+            row = db.exec(one).first() if digest else None
             if row is not None and row.design:
                 with suppress(DesignError):  # a broken design shows on the card; sort it last
                     designs[digest] = design_of(row)
@@ -239,14 +243,14 @@ WantedDep = Annotated[QueueFilter, Depends(queue_filter)]
 def _queue(db: DbSession, wanted: QueueFilter, page_number: int) -> dict[str, Any]:
     """The queue's values: what is due first, narrowed by the filters, one page of 50."""
     now = datetime.now(UTC)
-    terminal = [s.value for s in TERMINAL]
     statement = select(Escalation)
     if wanted.state in {s.value for s in State}:
         statement = statement.where(Escalation.state == wanted.state)
     elif wanted.state:
         statement = statement.where(false())
     else:
-        statement = statement.where(col(Escalation.state).not_in(terminal))
+        # open states listed, not the ended ones excluded: a list an index can serve
+        statement = statement.where(one_of(col(Escalation.state), OPEN))
     for column, value in (
         (Escalation.severity, wanted.severity),
         (Escalation.run_id, wanted.run),
@@ -254,25 +258,35 @@ def _queue(db: DbSession, wanted: QueueFilter, page_number: int) -> dict[str, An
     ):
         if value:
             statement = statement.where(column == value)
+    first = (page_number - 1) * PAGE_SIZE
     if wanted.q or wanted.recipient:  # these read the packet: every row in full
         rows = [r for r in db.exec(statement).all() if _matches(r, wanted)]
         rows.sort(key=lambda r: _due(r, now))
         ids = [r.id for r in rows]
+        found, shown_ids = len(ids), ids[first : first + PAGE_SIZE]
+    elif wanted.state in ENDED:
+        # Nothing is due on an ended case, and a service holds years of them: the latest
+        # first, one page read (the state and update-time index), counted in SQL.
+        found = db.exec(select(func.count()).select_from(statement.subquery())).one()
+        latest = statement.with_only_columns(col(Escalation.id)).order_by(
+            col(Escalation.updated_at).desc(), col(Escalation.id)
+        )
+        shown_ids = list(db.execute(latest.offset(first).limit(PAGE_SIZE)).scalars())
     else:
         ids = _due_first(db, statement, now)
-    pages = max(1, -(-len(ids) // PAGE_SIZE))
-    shown_ids = ids[(page_number - 1) * PAGE_SIZE : page_number * PAGE_SIZE]
+        found, shown_ids = len(ids), ids[first : first + PAGE_SIZE]
+    pages = max(1, -(-found // PAGE_SIZE))
     loaded = {r.id: r for r in db.exec(select(Escalation).where(col(Escalation.id).in_(shown_ids)))}
     shown = [loaded[i] for i in shown_ids if i in loaded]
     open_severities = db.exec(
-        select(Escalation.severity).where(col(Escalation.state).not_in(terminal))
+        select(Escalation.severity).where(one_of(col(Escalation.state), OPEN))
     ).all()
     return {
         "title": page_title(len(open_severities)),
         "counts": severity_counts(open_severities),
         "open_total": len(open_severities),
         "wanted": wanted,
-        "found": len(ids),
+        "found": found,
         "page_number": page_number,
         "pages": pages,
         "prev_query": wanted.query(page_number - 1) if page_number > 1 else None,

@@ -17,6 +17,7 @@ from models.settings import Settings
 from models.tables import Decision, Escalation, Reply
 from tests.api.conftest import REPO
 from tests.api.console_seed import copies, engine_of, raise_case, route
+from workflows.states import State
 
 CARD_QUESTION = re.compile(r'<p class="question"><a href="/dashboard/cases/(\w+)">([^<]*)</a>')
 
@@ -81,6 +82,27 @@ def test_500_open_cases_are_50_a_page_and_each_page_stays_under_100_kib(
     assert len(questions(last.text)) == 50 and "page 10 of 10" in last.text
     assert not set(questions(first.text)) & set(questions(last.text))
     assert "<title>(500) open — escalations</title>" in first.text
+
+
+def test_an_ended_state_lists_the_latest_first_a_page_at_a_time(console: TestClient) -> None:
+    # Given 60 closed cases, closed a minute apart, and one open case
+    template = raise_case(console, packet_id="t")
+    closed = copies(console, template, 60)
+    now = datetime.now(UTC)
+    with Session(engine_of(console)) as session:
+        for minutes, case_id in enumerate(closed):
+            row = session.get(Escalation, case_id)
+            assert row is not None
+            row.state, row.updated_at = State.CLOSED, now - timedelta(minutes=minutes)
+            row.closed_at = row.updated_at
+            session.add(row)
+        session.commit()
+    # When the operator lists closed cases, page 1 and page 2
+    first, second = (console.get(f"/dashboard?state=closed&page={n}").text for n in (1, 2))
+    # Then the most recently closed come first, 50 and then 10, and nothing open is listed
+    order = [f"Case {i}: skip the {i} orphan records?" for i in range(60)]
+    assert questions(first) == order[:50] and "page 1 of 2" in first
+    assert questions(second) == order[50:] and "page 2 of 2" in second
 
 
 def test_a_confirm_page_names_the_case_offers_cancel_and_redirects_after_the_post(
