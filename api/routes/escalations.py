@@ -39,6 +39,7 @@ from api.views import (
     event_public,
     reply_public,
 )
+from models.sql import one_of
 from models.store import decision_of, deliveries_of, iso, reasons_for
 from models.tables import Delivery, Escalation, Event, Reply
 from workers.answers import answer
@@ -49,7 +50,7 @@ from workers.wake_acks import not_resumed_ids
 from workflows.errors import InvalidInput, NotFound
 from workflows.identities import Responder
 from workflows.limits import ID_LIMIT
-from workflows.states import TERMINAL, State
+from workflows.states import OPEN, TERMINAL, State
 
 router = APIRouter()
 
@@ -83,9 +84,14 @@ def list_escalations(
     state: Annotated[State | None, Query()] = None,  # an enum column: '' would be a 500
     severity: Filter = None,
     run: Filter = None,
+    open: Annotated[bool, Query()] = False,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
 ) -> list[EscalationSummary]:
+    """Newest first (the created-at index: a service holds years of cases); `open` keeps
+    the cases not yet closed, refused or parked."""
     statement = select(Escalation).order_by(col(Escalation.created_at).desc()).limit(limit)
+    if open:
+        statement = statement.where(one_of(col(Escalation.state), OPEN))
     for column, value in (
         (Escalation.state, state),
         (Escalation.severity, severity),
@@ -192,7 +198,7 @@ def stats(db: DbDep, _role: CurrentRole) -> Stats:
         db.exec(select(Escalation.state, func.count()).group_by(Escalation.state)).all()
     )
     oldest = db.exec(
-        select(func.min(Escalation.created_at)).where(col(Escalation.state).not_in(terminal))
+        select(func.min(Escalation.created_at)).where(one_of(col(Escalation.state), OPEN))
     ).one()
     parked = db.exec(
         select(Escalation.id)

@@ -476,6 +476,22 @@ def test_given_several_cases_when_listed_with_filters_then_only_the_matching_new
     assert listed_ids(api_client, limit="1") == [low]
 
 
+def test_given_newer_cases_that_ended_when_the_open_ones_are_listed_then_an_older_one_is_too(
+    api_client: TestClient, api_settings: Settings
+) -> None:
+    # Given an open case, then three newer ones that ended (closed, refused, parked)
+    older = raise_case(api_client, packet_for("run-a", "esc-1", "medium"))["id"]
+    ended = [
+        raise_case(api_client, packet_for(f"run-{n}", f"esc-{n}", "low"))["id"] for n in (2, 3, 4)
+    ]
+    for case_id, state in zip(ended, (State.CLOSED, State.REFUSED, State.DEAD_LETTER), strict=True):
+        move_to(api_settings, case_id, state)
+    # When the open cases are listed, fewer than there are cases in all
+    # Then the older open case is found (the MCP resource asks this way), and no ended one
+    assert listed_ids(api_client, open="true", limit="2") == [older]
+    assert listed_ids(api_client, limit="2") == ended[:0:-1]
+
+
 def test_given_a_case_when_listed_then_its_summary_carries_the_question(
     api_client: TestClient,
 ) -> None:
