@@ -18,6 +18,7 @@ from typing import Any
 from sqlmodel import Session, col, select, update
 
 from models.db import transaction
+from models.sql import one_of
 from models.store import add_event, lock_escalation
 from models.tables import Delivery, Escalation, TaskWait
 from workers import names
@@ -153,7 +154,12 @@ def _case_outbox(row: Escalation) -> tuple[Any, ...]:
 
 
 def _task_outbox(wait: TaskWait) -> tuple[Any, ...]:
-    return (col(Delivery.purpose) == wake_purpose(wait.id or 0),)
+    # The wake's row belongs to one of the set's cases: found by their index, not by
+    # reading the whole outbox for its purpose.
+    return (
+        col(Delivery.escalation_id).in_(list(wait.escalation_ids)),
+        col(Delivery.purpose) == wake_purpose(wait.id or 0),
+    )
 
 
 def _case_gave_up(_session: Session, _row: Escalation) -> None:
@@ -165,7 +171,11 @@ def _task_gave_up(session: Session, wait: TaskWait) -> None:
     resumed, each by its own columns."""
     session.execute(
         update(Escalation)
-        .where(col(Escalation.task_wait_id) == wait.id, col(Escalation.resumed_at).is_(None))
+        .where(
+            col(Escalation.id).in_(list(wait.escalation_ids)),  # by key, not by a scan
+            col(Escalation.task_wait_id) == wait.id,
+            col(Escalation.resumed_at).is_(None),
+        )
         .values(task_wait_id=None)
     )
 
@@ -301,7 +311,8 @@ def not_resumed_ids(session: Session, *, limit: int) -> list[str]:
         session.exec(
             select(Escalation.id)
             .where(
-                col(Escalation.state) == State.CLOSED,
+                # written in, as the partial index ix_escalations_not_resumed names it
+                one_of(col(Escalation.state), [State.CLOSED]),
                 col(Escalation.resumed_at).is_(None),
                 col(Escalation.ack_due_at).is_(None),
                 # a blocker's run is woken by its task: that wake has not given up yet
