@@ -1,0 +1,83 @@
+"""What the console, the API and the sweep read is found by index: none of it reads a whole
+table of cases or of the outbox, which grow for as long as the service runs.
+
+SQLite has no statistics unless ANALYZE runs, so its plan comes from the indexes alone:
+a statement that needs a scan shows one here, on a handful of rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import event
+
+from tests.api.console_seed import copies, engine_of, raise_case, route
+
+# (the table, what a plan says when it reads every row of it)
+WHOLE_TABLE_READS = ("SCAN escalations", "SCAN deliveries", "SCAN events", "SCAN decisions")
+# Reads that are one pass over a table on purpose, each bounded by what it counts.
+ONE_PASS = (
+    # /v1/stats: cases and outbox rows by state, counted over a covering index
+    "GROUP BY",
+)
+PAGES = (
+    "/dashboard",
+    "/dashboard/queue",
+    "/dashboard?state=closed",
+    "/dashboard?state=closed&page=2",
+    "/dashboard?severity=high",
+    "/v1/escalations",
+    "/v1/escalations?open=true",
+    "/v1/escalations?state=awaiting",
+    "/v1/stats",
+)
+
+
+@pytest.fixture
+def console(api_client: TestClient) -> Iterator[TestClient]:
+    """Signed in as an operator, over open, closed and refused cases."""
+    api_client.post("/dashboard/login", data={"token": "op-t", "name": "ana"})
+    first = raise_case(api_client, packet_id="t")
+    route(api_client, first)
+    copies(api_client, first, 12)
+    for n in range(3):
+        ended = raise_case(api_client, packet_id=f"e{n}")
+        route(api_client, ended, state="closed" if n else "refused")
+    yield api_client
+
+
+def whole_table_reads(client: TestClient, path: str) -> list[str]:
+    """The plans of the statements reading `path` that read a whole table."""
+    engine = engine_of(client)
+    asked: list[tuple[str, Any]] = []
+
+    def keep(_conn: Any, _cursor: Any, sql: str, params: Any, *_rest: Any) -> None:
+        if sql.lstrip().upper().startswith(("SELECT", "UPDATE", "WITH")):
+            asked.append((sql, params))
+
+    event.listen(engine, "before_cursor_execute", keep)
+    try:
+        response = client.get(path, headers={"Authorization": "Bearer admin-t"})
+    finally:
+        event.remove(engine, "before_cursor_execute", keep)
+    assert response.status_code == 200, (path, response.text[:300])
+    found = []
+    with engine.connect() as connection:
+        for sql, params in asked:
+            if any(marker in sql for marker in ONE_PASS):
+                continue
+            rows = connection.exec_driver_sql(f"EXPLAIN QUERY PLAN {sql}", params).all()
+            plan = " | ".join(str(row[-1]) for row in rows)
+            if any(f"{scan} " in f"{plan} " and "USING" not in plan for scan in WHOLE_TABLE_READS):
+                found.append(f"{' '.join(sql.split())[:200]} -> {plan}")
+    return found
+
+
+@pytest.mark.parametrize("path", PAGES)
+def test_no_page_reads_a_whole_table(console: TestClient, path: str) -> None:
+    # Given open and ended cases / When the page is read
+    # Then every statement it made reads by index
+    assert whole_table_reads(console, path) == []
