@@ -586,18 +586,22 @@ def reply_by_platform_id(session: Session, channel: str, message_id: str) -> Rep
 def due_escalations(
     session: Session, *, now: datetime, stall_after: timedelta, limit: int = 100
 ) -> Sequence[Escalation]:
-    """Cases whose deadline passed, or whose stage message looks lost; earliest deadline first."""
+    """Cases whose deadline passed, or whose stage message looks lost; earliest deadline first.
+    The states are written into the SQL: a prepared statement's generic plan then still reads
+    the (state, time) indexes, not every case (as for every read on the sweep's path)."""
     waiting = (State.AWAITING.value, State.FOLLOWED_UP.value)
     moving = (State.RECEIVED.value, State.SNAPSHOTTED.value, State.DECIDED.value)
     past_deadline = session.exec(
         select(Escalation)
-        .where(col(Escalation.next_action_at) <= now, col(Escalation.state).in_(waiting))
+        .where(col(Escalation.next_action_at) <= now, one_of(col(Escalation.state), waiting))
         .order_by(col(Escalation.next_action_at))
         .limit(limit)
     ).all()
     stalled = session.exec(
         select(Escalation)
-        .where(col(Escalation.state).in_(moving), col(Escalation.updated_at) <= now - stall_after)
+        .where(
+            one_of(col(Escalation.state), moving), col(Escalation.updated_at) <= now - stall_after
+        )
         .limit(limit)
     ).all()
     return [*past_deadline, *stalled][:limit]
@@ -613,13 +617,14 @@ def due_deliveries(
     """Outbox rows to (re)try: failed/unknown and due, pending for longer than `pending_grace`
     (its own nudge looks lost), or sending with an expired lease; oldest first."""
     branches = (
-        (col(Delivery.state) == DeliveryState.PENDING)
+        one_of(col(Delivery.state), [DeliveryState.PENDING])
         & (col(Delivery.next_attempt_at) <= now - pending_grace),
-        col(Delivery.state).in_(
-            (DeliveryState.FAILED, DeliveryState.UNKNOWN, DeliveryState.WAITING)
+        one_of(
+            col(Delivery.state),
+            (DeliveryState.FAILED, DeliveryState.UNKNOWN, DeliveryState.WAITING),
         )
         & (col(Delivery.next_attempt_at) <= now),
-        (col(Delivery.state) == DeliveryState.SENDING) & (col(Delivery.lease_until) <= now),
+        one_of(col(Delivery.state), [DeliveryState.SENDING]) & (col(Delivery.lease_until) <= now),
     )
     found: dict[int | None, Delivery] = {}
     for condition in branches:
