@@ -46,6 +46,7 @@ class Insights:
     by_channel: dict[str, Spread]
     repeats: dict[tuple[str, str], int]  # (run, trigger) → cases beyond the first
     same_answer: dict[str, tuple[str, float]]  # trigger → (option, share)
+    since: datetime | None = None  # the oldest decision read: the figures cover from here on
 
 
 def percentile(values: Sequence[float], share: float) -> float | None:
@@ -82,6 +83,7 @@ def insights(cases: Iterable[Decided], *, replies: int = 0, undecided_replies: i
         if total >= SAME_ANSWER_MIN and most / total >= SAME_ANSWER_SHARE:
             same[trigger] = (option, most / total)
     defaults = sum(1 for case in cases if case.is_default)
+    moments = [case.decided_at for case in cases if case.decided_at is not None]
     return Insights(
         decided=len(cases),
         default_rate=defaults / len(cases) if cases else None,
@@ -90,4 +92,5 @@ def insights(cases: Iterable[Decided], *, replies: int = 0, undecided_replies: i
         by_channel={channel: _spread(v) for channel, v in sorted(channels.items())},
         repeats={key: n - 1 for key, n in sorted(per_run.items()) if n > 1},
         same_answer=same,
+        since=min(moments, default=None),
     )

@@ -47,3 +47,4 @@ def test_repeats_and_triggers_answered_alike() -> None:
     mixed = insights([decided(1, option=o) for o in "aabbb"])
     assert mixed.same_answer == {}
     assert insights([]).default_rate is None and insights([]).clarification_rate is None
+    assert insights([]).since is None and found.since == T0 + timedelta(minutes=1)
