@@ -25,9 +25,10 @@ from sqlmodel import Session, col, select
 from models.sql import one_of
 from models.store import as_utc
 from models.tables import Decision, Delivery, Escalation, Reply
+from workers.wake_acks import not_resumed_count
 from workflows.insights import Decided, Insights, insights
 from workflows.judgement import ReplyOutcome
-from workflows.states import OPEN, State
+from workflows.states import OPEN
 
 # Seconds: a minute to a week, the span of human waits.
 BUCKETS = (1, 5, 15, 60, 300, 900, 1800, 3600, 4 * 3600, 24 * 3600, 7 * 24 * 3600)
@@ -47,15 +48,18 @@ def seconds_between(db: Session, start: Any, end: Any) -> ColumnElement[Any]:
         # date_part is EXTRACT(EPOCH ...) as a float: the numeric EXTRACT took twice the time
         raw: ColumnElement[Any] = func.date_part("epoch", end - start)
     else:
-        # julianday counts whole milliseconds; rounding drops the float noise at bucket edges
+        # julianday is a float of days: rounded to the millisecond to drop its noise at bucket
+        # edges (a span within a millisecond of an edge may fall either side on SQLite)
         raw = func.round((func.julianday(end) - func.julianday(start)) * 86400.0, 3)
     return case((raw < 0, 0.0), else_=raw)
 
 
-def _computed_once(query: Any, name: str) -> Any:
-    """`query` as a CTE the database computes once: inlined, each bucket's test would work
-    the seconds out again (three times the time at 100,000 cases)."""
-    return query.cte(name).prefix_with("MATERIALIZED")
+def _computed_once(db: Session, query: Any, name: str) -> Any:
+    """`query` as a CTE PostgreSQL computes once: inlined, each bucket's test would work the
+    seconds out again (three times the time at 100,000 cases). SQLite before 3.35 has no
+    MATERIALIZED; there the CTE is left to its planner."""
+    cte = query.cte(name)
+    return cte.prefix_with("MATERIALIZED") if db.get_bind().dialect.name == "postgresql" else cte
 
 
 def _spread(seconds: Any) -> list[ColumnElement[Any]]:
@@ -93,20 +97,6 @@ def _open_cases(db: Session, now: datetime) -> Iterator[Metric]:
     )
 
 
-def not_resumed_count(db: Session) -> int:
-    """How many cases `workers.wake_acks.not_resumed_ids` would list: its partial index, counted."""
-    return db.exec(
-        select(func.count())
-        .select_from(Escalation)
-        .where(
-            one_of(col(Escalation.state), [State.CLOSED]),  # a constant: the index's predicate
-            col(Escalation.resumed_at).is_(None),
-            col(Escalation.ack_due_at).is_(None),
-            col(Escalation.task_wait_id).is_(None),
-        )
-    ).one()
-
-
 def _deliveries(db: Session) -> Metric:
     family = GaugeMetricFamily("escalate_deliveries", "Deliveries by outcome", labels=["state"])
     for state, count in db.exec(
@@ -122,7 +112,7 @@ def _stage_latency(db: Session) -> Metric:
         stage: seconds_between(db, getattr(Escalation, start), getattr(Escalation, end))
         for stage, start, end in STAGES
     }
-    spans = _computed_once(select(*(took[stage].label(stage) for stage in stages)), "spans")
+    spans = _computed_once(db, select(*(took[stage].label(stage) for stage in stages)), "spans")
     row = db.exec(select(*(agg for stage in stages for agg in _spread(spans.c[stage])))).one()
     family = HistogramMetricFamily(
         "escalate_stage_latency_seconds", "Time each stage took", labels=["stage"]
@@ -137,6 +127,7 @@ def _decisions(db: Session) -> Iterator[Metric]:
     """Time to a person's decision per (tier, channel), and per tier the share of defaults."""
     default = col(Decision.is_default)
     cases = _computed_once(
+        db,
         select(
             col(Escalation.severity).label("tier"),
             col(Decision.channel).label("channel"),
@@ -206,9 +197,14 @@ def exposition(engine: Engine) -> bytes:
     return generate_latest(registry)
 
 
+# Newest first, ties (defaults applied by one sweep share their time) in a fixed order: the
+# figures and the reply counts then read the same decisions.
+_NEWEST = (col(Decision.at).desc(), col(Decision.id).desc())
+
+
 def _latest(window: int) -> Any:
     """The cases of the newest `window` decisions (read from the end of ix_decisions_at)."""
-    return select(Decision.escalation_id).order_by(col(Decision.at).desc()).limit(window)
+    return select(Decision.escalation_id).order_by(*_NEWEST).limit(window)
 
 
 def decided_cases(db: Session, *, window: int = INSIGHTS_WINDOW) -> list[Decided]:
@@ -226,7 +222,7 @@ def decided_cases(db: Session, *, window: int = INSIGHTS_WINDOW) -> list[Decided
         )
         .select_from(Decision)
         .join(Escalation, col(Escalation.id) == col(Decision.escalation_id))
-        .order_by(col(Decision.at).desc())
+        .order_by(*_NEWEST)
         .limit(window)
     ).all()
     return [
@@ -260,7 +256,7 @@ def covered(found: Insights, *, window: int = INSIGHTS_WINDOW) -> str:
     since = found.since.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
     if found.decided < window:
         return f"Every decision so far: {found.decided:,}, since {since}."
-    return f"The latest {window:,} decisions, since {since}; older ones are left out."
+    return f"The latest {window:,} decisions, since {since}."
 
 
 def insight_rows(found: Insights) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from sqlalchemy import func
 from sqlmodel import Session, col, select, update
 
 from models.db import transaction
@@ -305,20 +306,30 @@ def _redeliver(
     return again
 
 
+def _not_resumed() -> tuple[Any, ...]:
+    """Closed cases whose run never acknowledged its wake, after every redelivery: the
+    predicate of the partial index ix_escalations_not_resumed, the state written in as it is."""
+    return (
+        one_of(col(Escalation.state), [State.CLOSED]),
+        col(Escalation.resumed_at).is_(None),
+        col(Escalation.ack_due_at).is_(None),
+        # a blocker's run is woken by its task: that wake has not given up yet
+        col(Escalation.task_wait_id).is_(None),
+    )
+
+
 def not_resumed_ids(session: Session, *, limit: int) -> list[str]:
-    """Closed cases whose run never acknowledged its wake, after every redelivery."""
+    """Closed cases whose run never acknowledged its wake, latest closed first."""
     return list(
         session.exec(
             select(Escalation.id)
-            .where(
-                # written in, as the partial index ix_escalations_not_resumed names it
-                one_of(col(Escalation.state), [State.CLOSED]),
-                col(Escalation.resumed_at).is_(None),
-                col(Escalation.ack_due_at).is_(None),
-                # a blocker's run is woken by its task: that wake has not given up yet
-                col(Escalation.task_wait_id).is_(None),
-            )
+            .where(*_not_resumed())
             .order_by(col(Escalation.closed_at).desc())
             .limit(limit)
         ).all()
     )
+
+
+def not_resumed_count(session: Session) -> int:
+    """How many cases `not_resumed_ids` would list, counted on its index."""
+    return session.exec(select(func.count()).select_from(Escalation).where(*_not_resumed())).one()

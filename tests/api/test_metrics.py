@@ -15,7 +15,7 @@ from sqlalchemy import event
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from api.metrics import covered, exposition, figures
+from api.metrics import _latest, covered, exposition, figures
 from models.db import make_engine, transaction
 from models.migrate import upgrade
 from models.settings import Settings
@@ -187,10 +187,28 @@ def test_the_insights_read_only_the_latest_decisions(engine: Engine) -> None:
     assert found.since == T0 + timedelta(minutes=3)
     assert "old_trigger" not in {trigger for _run, trigger in found.repeats}
     # And the page says it left the older ones out
-    assert covered(found, window=4) == (
-        "The latest 4 decisions, since 2026-12-01 07:03 UTC; older ones are left out."
-    )
+    assert covered(found, window=4) == ("The latest 4 decisions, since 2026-12-01 07:03 UTC.")
     assert covered(found, window=5_000) == "Every decision so far: 4, since 2026-12-01 07:03 UTC."
+
+
+def test_decisions_made_at_one_moment_are_read_alike_by_the_figures_and_the_replies(
+    engine: Engine,
+) -> None:
+    # Given six defaults applied by one sweep (one moment), each case with one reply; the
+    # first three's replies unclear
+    with transaction(engine) as db:
+        for i in range(6):
+            case(db, f"t{i}", severity="low", run=f"run-{i}", trigger="blocked", routed_at=T0)
+            decision(db, f"t{i}", T0 + timedelta(minutes=5))
+            reply(db, f"t{i}", ReplyOutcome.AMBIGUOUS if i < 3 else ReplyOutcome.DECIDED)
+    # When the insights read a window of three, the window's edge inside that moment
+    with Session(engine) as db:
+        found = figures(db, window=3)
+        window = list(db.exec(_latest(3)))
+    # Then the window is the three written last, for the figures and the replies alike
+    assert window == ["t5", "t4", "t3"]
+    assert found.decided == 3
+    assert found.clarification_rate == 0.0
 
 
 LOADED_COLUMNS = re.compile(r"escalations\.(packet|snapshot|design|options|wake|problems)\b")
