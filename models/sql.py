@@ -19,12 +19,22 @@ from sqlalchemy import literal_column
 _PLAIN = re.compile(r"[a-z0-9_:]+")
 
 
-def _literals(values: Iterable[str | Enum]) -> list[Any]:
+def _quoted(values: Iterable[str | Enum]) -> list[str]:
     texts = sorted({str(getattr(value, "value", value)) for value in values})
     for value in texts:
         if not _PLAIN.fullmatch(value):  # written into SQL: only our own plain names
             raise ValueError(f"not a plain constant for SQL: {value!r}")
-    return [literal_column(f"'{value}'") for value in texts]
+    return [f"'{value}'" for value in texts]
+
+
+def _literals(values: Iterable[str | Enum]) -> list[Any]:
+    return [literal_column(value) for value in _quoted(values)]
+
+
+def one_of_text(column: str, values: Iterable[str | Enum]) -> str:
+    """`column IN ('a', 'b')` as SQL text, in the order `one_of` writes it: a partial index's
+    predicate, which a statement's own must match."""
+    return f"{column} IN ({', '.join(_quoted(values))})"
 
 
 def one_of(column: Any, values: Iterable[str | Enum]) -> Any:

@@ -10,6 +10,7 @@ from sqlalchemy import JSON, Column, DateTime, Index, Table, UniqueConstraint, t
 from sqlalchemy import Enum as SAEnum
 from sqlmodel import Field, SQLModel
 
+from models.sql import one_of_text
 from workflows.judgement import ReplyOutcome
 from workflows.stage_results import HELD, DeliveryState, Resolution, Role, Via
 from workflows.states import State
@@ -57,10 +58,10 @@ class Escalation(SQLModel, table=True):
         # The sweeper's two branches, each one index range (bench/sweep.py)
         Index("ix_escalations_due", "state", "next_action_at"),
         Index("ix_escalations_stalled", "state", "updated_at"),
-        # Newest first (the API's list), latest closed (the console, the figures): read from
+        # Newest first (the API's list), latest closed of a state (the console): read from
         # the end of an index, not by sorting every case a service ever had.
         Index("ix_escalations_created_at", "created_at"),
-        Index("ix_escalations_closed_at", "closed_at"),
+        Index("ix_escalations_ended", "state", "closed_at"),
         # Closed cases whose run never acknowledged its wake: few, asked at every /v1/stats
         # and /metrics.
         Index(
@@ -132,7 +133,7 @@ class Event(SQLModel, table=True):
     detail: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON))
 
 
-HELD_ROWS = "state IN (" + ", ".join(f"'{state.value}'" for state in HELD) + ")"
+HELD_ROWS = one_of_text("state", HELD)
 
 
 class Delivery(SQLModel, table=True):

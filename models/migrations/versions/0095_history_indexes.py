@@ -1,4 +1,4 @@
-"""history indexes: newest, latest closed, not resumed, latest decisions
+"""history indexes: newest, latest ended, not resumed, latest decisions
 
 Revision ID: 0095
 Revises: 0090
@@ -24,10 +24,10 @@ NOT_RESUMED = (
 
 def upgrade() -> None:
     # Each read a whole table, sorted, at 100,000 closed cases (docs/PERFORMANCE.md): the
-    # API's newest cases, the console's latest closed, /v1/stats' and /metrics' cases whose
+    # API's newest cases, the console's latest closed and refused, /v1/stats' and /metrics' cases whose
     # run never acknowledged its wake, the insights' latest decisions.
     op.create_index('ix_escalations_created_at', 'escalations', ['created_at'])
-    op.create_index('ix_escalations_closed_at', 'escalations', ['closed_at'])
+    op.create_index('ix_escalations_ended', 'escalations', ['state', 'closed_at'])
     op.create_index(
         'ix_escalations_not_resumed',
         'escalations',
@@ -41,5 +41,5 @@ def upgrade() -> None:
 def downgrade() -> None:
     op.drop_index('ix_decisions_at', table_name='decisions')
     op.drop_index('ix_escalations_not_resumed', table_name='escalations')
-    op.drop_index('ix_escalations_closed_at', table_name='escalations')
+    op.drop_index('ix_escalations_ended', table_name='escalations')
     op.drop_index('ix_escalations_created_at', table_name='escalations')
