@@ -18,7 +18,7 @@ from pydantic import Field
 
 from api.client import ClientError, Escalations
 from api.mcp_schemas import OptionInput, PacketInput, options_body
-from api.run_outcome import DECISIONS, outcome_of, resumes
+from api.run_outcome import DECISIONS, TERMINAL_STATES, outcome_of, resumes
 from workflows.vocabulary import TriggerType
 
 MAX_HOLD = 45.0  # the service's own cap on a wait's hold
@@ -207,8 +207,10 @@ def build_server(
     def open_cases() -> str:
         """The cases not yet closed, refused or parked, newest first (at most 500)."""
         # Asked of the service: the newest 500 of all cases, filtered here, left out an
-        # older open case whenever 500 newer ones had ended.
-        return json.dumps(call(lambda: client.list(open="true", limit=500)))
+        # older open case whenever 500 newer ones had ended. Filtered here still, as a
+        # service older than its `open` filter lists every case.
+        cases = call(lambda: client.list(open="true", limit=500))
+        return json.dumps([c for c in cases if c["state"] not in TERMINAL_STATES])
 
     @server.resource("escalate://cases/{escalation_id}", mime_type="application/json")
     def one_case(escalation_id: str) -> str:

@@ -92,8 +92,9 @@ def list_escalations(
     statement = select(Escalation).order_by(col(Escalation.created_at).desc()).limit(limit)
     if open:
         statement = statement.where(one_of(col(Escalation.state), OPEN))
+    if state is not None:  # an enum member: written in, so a generic plan still sees it
+        statement = statement.where(one_of(col(Escalation.state), [state]))
     for column, value in (
-        (Escalation.state, state),
         (Escalation.severity, severity),
         (Escalation.run_id, run),
     ):

@@ -135,6 +135,9 @@ def test_an_agent_raises_waits_and_resumes_from_another_process(
         assert waited["decision"]["decided_by"] == "api:admin"  # the token that answered
         now = await tool(client, "get_escalation", escalation_id=seen["id"])
         assert now["outcome"] == "decided"
+        # And the closed case has left the open cases
+        listed = await client.read_resource("escalate://cases/open")
+        assert seen["id"] not in listed.contents[0].text
 
     over_stdio(patient, second)
     assert admin.get(seen["id"])["resumed"]["at"] is not None
