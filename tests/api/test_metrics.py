@@ -16,11 +16,9 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
 from api.metrics import _latest, covered, exposition, figures
-from models.db import make_engine, transaction
-from models.migrate import upgrade
-from models.settings import Settings
+from models.db import transaction
 from models.tables import Decision, Delivery, Escalation, Reply
-from tests.support.services import fresh_postgres_database
+from tests.support.stores import migrated_store
 from workflows.judgement import ReplyOutcome
 from workflows.stage_results import DeliveryState, Via
 from workflows.states import State
@@ -31,17 +29,8 @@ S = timedelta(seconds=1)
 
 @pytest.fixture(params=["sqlite", "postgresql"])
 def engine(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Engine]:
-    if request.param == "sqlite":
-        settings = Settings(home=tmp_path)
-        upgrade(settings)
-        yield make_engine(settings)
-        return
-    with fresh_postgres_database() as url:
-        settings = Settings(home=tmp_path, database_url=url)
-        upgrade(settings)
-        made = make_engine(settings)
+    with migrated_store(tmp_path, request.param) as made:
         yield made
-        made.dispose()
 
 
 def case(

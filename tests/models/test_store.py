@@ -10,28 +10,17 @@ import pytest
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from models.db import make_engine, transaction
-from models.migrate import upgrade
-from models.settings import Settings
+from models.db import transaction
 from models.store import lock_escalation, write_case
 from models.tables import Escalation
-from tests.support.services import fresh_postgres_database
+from tests.support.stores import migrated_store
 from workflows.states import State
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
 def engine(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Engine]:
-    if request.param == "sqlite":
-        settings = Settings(home=tmp_path)
-        upgrade(settings)
-        yield make_engine(settings)
-        return
-    with fresh_postgres_database() as url:
-        settings = Settings(home=tmp_path, database_url=url)
-        upgrade(settings)
-        made = make_engine(settings)
+    with migrated_store(tmp_path, request.param) as made:
         yield made
-        made.dispose()
 
 
 def test_write_case_writes_what_changed_and_leaves_the_rest(engine: Engine) -> None:

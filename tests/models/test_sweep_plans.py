@@ -16,24 +16,18 @@ from sqlalchemy import text
 from sqlalchemy.engine import Engine
 
 from bench.e2e import store_history
-from models.db import make_engine, transaction
-from models.migrate import upgrade
-from models.settings import Settings
+from models.db import transaction
 from models.store import due_deliveries, due_escalations
-from tests.support.services import fresh_postgres_database
+from tests.support.stores import migrated_store
 
 HISTORY = 3000  # closed cases, with four sent pages each: what a sweep must not read
 
 
 @pytest.fixture
 def busy_store(tmp_path: Path) -> Iterator[Engine]:
-    with fresh_postgres_database() as url:
-        settings = Settings(home=tmp_path, database_url=url)
-        upgrade(settings)
-        store_history(url, HISTORY)
-        engine = make_engine(settings)
+    with migrated_store(tmp_path, "postgresql") as engine:
+        store_history(engine.url.render_as_string(hide_password=False), HISTORY)
         yield engine
-        engine.dispose()
 
 
 def whole_reads(session: object) -> dict[str, int]:

@@ -13,11 +13,9 @@ from sqlalchemy import event, text
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from models.db import make_engine, transaction
-from models.migrate import upgrade
-from models.settings import Settings
+from models.db import transaction
 from models.tables import Delivery, Escalation
-from tests.support.services import fresh_postgres_database
+from tests.support.stores import migrated_store
 from workers.undelivered import record_sent_page, resend_on_recovery
 from workflows.stage_results import DeliveryState, Purpose, Role, Via
 from workflows.states import State
@@ -57,12 +55,8 @@ def an_outbox_of_sent_pages(engine: Engine) -> Delivery:
 
 @pytest.fixture
 def postgres(tmp_path: Path) -> Iterator[Engine]:
-    with fresh_postgres_database() as url:
-        settings = Settings(home=tmp_path, database_url=url)
-        upgrade(settings)
-        engine = make_engine(settings)
+    with migrated_store(tmp_path, "postgresql") as engine:
         yield engine
-        engine.dispose()
 
 
 def outbox_reads(session: Session) -> tuple[int, int]:
@@ -118,11 +112,15 @@ def test_held_pages_are_still_found_through_their_index(postgres: Engine) -> Non
     assert reads[0] == 0, f"the outbox was read whole {reads[0]} time(s)"
 
 
-def test_sqlite_plans_the_held_question_on_its_index(tmp_path: Path) -> None:
+@pytest.fixture
+def sqlite(tmp_path: Path) -> Iterator[Engine]:
+    with migrated_store(tmp_path) as engine:
+        yield engine
+
+
+def test_sqlite_plans_the_held_question_on_its_index(sqlite: Engine) -> None:
     # Given a busy outbox on SQLite (no statistics: its plans come from the indexes alone)
-    settings = Settings(home=tmp_path)
-    upgrade(settings)
-    engine = make_engine(settings)
+    engine = sqlite
     sending = an_outbox_of_sent_pages(engine)
     asked: list[tuple[str, Any]] = []
 
@@ -143,4 +141,3 @@ def test_sqlite_plans_the_held_question_on_its_index(tmp_path: Path) -> None:
             rows = connection.exec_driver_sql(f"EXPLAIN QUERY PLAN {sql}", params)
             plan = " ".join(str(row[-1]) for row in rows)
             assert "ix_deliveries_held" in plan, plan
-    engine.dispose()
