@@ -44,6 +44,11 @@ def _when(*, index: bool = False, nullable: bool = True) -> Any:
     )
 
 
+def _partial_index(name: str, *columns: str, where: str) -> Index:
+    """An index of the rows `where` (SQL text) holds alone, on SQLite and PostgreSQL alike."""
+    return Index(name, *columns, sqlite_where=text(where), postgresql_where=text(where))
+
+
 NOT_RESUMED = (
     "state = 'closed' AND resumed_at IS NULL AND ack_due_at IS NULL AND task_wait_id IS NULL"
 )
@@ -64,12 +69,7 @@ class Escalation(SQLModel, table=True):
         Index("ix_escalations_ended", "state", "closed_at"),
         # Closed cases whose run never acknowledged its wake: few, asked at every /v1/stats
         # and /metrics.
-        Index(
-            "ix_escalations_not_resumed",
-            "closed_at",
-            sqlite_where=text(NOT_RESUMED),
-            postgresql_where=text(NOT_RESUMED),
-        ),
+        _partial_index("ix_escalations_not_resumed", "closed_at", where=NOT_RESUMED),
     )
 
     id: str = Field(primary_key=True, max_length=32)
@@ -145,12 +145,7 @@ class Delivery(SQLModel, table=True):
         Index("ix_deliveries_due", "state", "next_attempt_at"),
         # Every page that worked asks whether its channel holds pages to send again: a few
         # rows in the whole outbox, so they alone are indexed (workers/undelivered.py).
-        Index(
-            "ix_deliveries_held",
-            "target",
-            sqlite_where=text(HELD_ROWS),
-            postgresql_where=text(HELD_ROWS),
-        ),
+        _partial_index("ix_deliveries_held", "target", where=HELD_ROWS),
     )
 
     id: int | None = Field(default=None, primary_key=True)

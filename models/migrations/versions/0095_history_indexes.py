@@ -24,8 +24,8 @@ NOT_RESUMED = (
 
 def upgrade() -> None:
     # Each read a whole table, sorted, at 100,000 closed cases (docs/PERFORMANCE.md): the
-    # API's newest cases, the console's latest closed and refused, /v1/stats' and /metrics' cases whose
-    # run never acknowledged its wake, the insights' latest decisions.
+    # API's newest cases, the console's latest closed and refused, /v1/stats' and /metrics'
+    # cases whose run never acknowledged its wake, the insights' latest decisions.
     op.create_index('ix_escalations_created_at', 'escalations', ['created_at'])
     op.create_index('ix_escalations_ended', 'escalations', ['state', 'closed_at'])
     op.create_index(
