@@ -23,7 +23,7 @@ from sqlalchemy.sql import ColumnElement
 from sqlmodel import Session, col, select
 
 from models.sql import one_of
-from models.store import as_utc
+from models.store import as_utc, oldest_open_at
 from models.tables import Decision, Delivery, Escalation, Reply
 from workers.wake_acks import not_resumed_count
 from workflows.insights import Decided, Insights, insights
@@ -89,7 +89,7 @@ def _open_cases(db: Session, now: datetime) -> Iterator[Metric]:
     ).all():
         family.add_metric([str(state), severity], count)
     yield family
-    oldest = as_utc(db.exec(select(func.min(Escalation.created_at)).where(is_open)).one())
+    oldest = oldest_open_at(db)
     yield GaugeMetricFamily(
         "escalate_oldest_open_age_seconds",
         "Age of the oldest open case (0 when none is open)",

@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from typing import Any, Protocol
 
-from sqlalchemy import bindparam, insert, text, update
+from sqlalchemy import bindparam, func, insert, text, update
 from sqlalchemy import inspect as sa_inspect
 from sqlalchemy import select as sa_select
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
@@ -47,7 +47,7 @@ from workflows.stage_results import (
     Resolution,
     StageResult,
 )
-from workflows.states import OPEN_FOR_DECISION, TERMINAL, State
+from workflows.states import OPEN, OPEN_FOR_DECISION, TERMINAL, State
 
 
 def new_id() -> str:
@@ -581,6 +581,15 @@ def reply_by_platform_id(session: Session, channel: str, message_id: str) -> Rep
 # The sweeper's queries run every few seconds over every open case: each is split into one
 # query per branch of its condition, each served by an index range, because an OR of them
 # made SQLite scan the whole table (bench/sweep.py: linear in the open cases).
+
+
+def oldest_open_at(session: Session) -> datetime | None:
+    """When the oldest case not yet ended was raised (UTC), None when none is open."""
+    return as_utc(
+        session.exec(
+            select(func.min(Escalation.created_at)).where(one_of(col(Escalation.state), OPEN))
+        ).one()
+    )
 
 
 def due_escalations(

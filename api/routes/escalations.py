@@ -40,7 +40,7 @@ from api.views import (
     reply_public,
 )
 from models.sql import one_of
-from models.store import decision_of, deliveries_of, iso, reasons_for
+from models.store import decision_of, deliveries_of, iso, oldest_open_at, reasons_for
 from models.tables import Delivery, Escalation, Event, Reply
 from workers.answers import answer
 from workers.intake import accept
@@ -198,9 +198,7 @@ def stats(db: DbDep, _role: CurrentRole) -> Stats:
     by_state = dict(
         db.exec(select(Escalation.state, func.count()).group_by(Escalation.state)).all()
     )
-    oldest = db.exec(
-        select(func.min(Escalation.created_at)).where(one_of(col(Escalation.state), OPEN))
-    ).one()
+    oldest = oldest_open_at(db)
     parked = db.exec(
         select(Escalation.id)
         .where(Escalation.state == State.DEAD_LETTER.value)
