@@ -36,6 +36,7 @@ from bench.common import (
     verdict,
     wait_for,
 )
+from bench.platform_sink import PlatformSink, platform_sink
 
 TARGET = 0.75
 TAGS = ("ops", "ops-log", "oncall", "oncall-pager", "ops-low")
@@ -143,20 +144,20 @@ class Real:
         self.runtime = runtime_for(self.app)
         self.url = url
 
-    def round(self, cases: int, run: str, sink: Any) -> float:
+    def round(self, cases: int, run: str, sink: PlatformSink) -> float:
         from sqlmodel import Session, col, func, select
 
         from models.tables import Delivery, Escalation
         from workers.answers import answer
 
         engine = self.runtime.engine
-        seen = len(sink.posts("/ops"))
+        seen = sink.count("/ops")
         started = time.perf_counter()
         for index in range(cases):
             self.app.send_task(
                 "escalation.escalate", queue=self.queue, kwargs={"packet": packet(index, run)}
             )
-        sink.wait_for(lambda got: sum(r.path == "/ops" for r in got) >= seen + cases, timeout=900)
+        sink.wait_for("/ops", seen + cases, timeout=900)
         with Session(engine) as session:
             ids = list(session.exec(select(Escalation.id).where(Escalation.run_id == run)))
         for escalation_id in ids:
@@ -200,7 +201,7 @@ class Floor:
         self.floor = importlib.reload(floor_app)
         self.floor.metadata.create_all(self.floor.engine())
 
-    def round(self, cases: int, run: str, sink: Any) -> float:
+    def round(self, cases: int, run: str, sink: PlatformSink) -> float:
         floor, engine = self.floor, self.floor.engine()
         ids = [f"{run}-{index}" for index in range(cases)]
 
@@ -227,11 +228,12 @@ def measure(
 ) -> dict[str, Any]:
     """Figures for `runs` alternating rounds of `cases` each, after one warm-up round, with
     `history` closed cases stored first."""
-    from tests.support.sink import start_sink
-
-    with tempfile.TemporaryDirectory() as tmp, postgres_database() as url:
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        postgres_database() as url,
+        platform_sink() as sink,
+    ):
         home, logs = Path(tmp), log_dir or Path(tmp)
-        sink = start_sink()
         real = Real(home, url, sink.url)
         if history:
             store_history(url, history)
@@ -253,7 +255,6 @@ def measure(
                     return {"real": real_rate, "floor": floor_rate, "ratio": real_rate / floor_rate}
 
                 figures = repeat(runs, one)
-        sink.server.shutdown()
     return {**figures, "writes": writes, "commits": commits}
 
 

@@ -16,18 +16,20 @@ from pathlib import Path
 
 from bench.common import celery_worker, child_pids, postgres_database, rss_mib, verdict
 from bench.e2e import Real
+from bench.platform_sink import platform_sink
 
 TARGET = 1.10
 
 
 def measure(marks: list[int], batch: int) -> dict[int, float]:
     """Total resident MiB of the worker (main + pool processes) at each mark."""
-    from tests.support.sink import start_sink
-
     found: dict[int, float] = {}
-    with tempfile.TemporaryDirectory() as tmp, postgres_database() as url:
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        postgres_database() as url,
+        platform_sink() as sink,
+    ):
         home = Path(tmp)
-        sink = start_sink()
         real = Real(home, url, sink.url)
         with celery_worker(
             "workers.celery_app", real.queue, real.env, log=home / "worker.log"
@@ -38,10 +40,8 @@ def measure(marks: list[int], batch: int) -> dict[int, float]:
                     size = min(batch, mark - done)
                     real.round(size, f"rss-{done}", sink)
                     done += size
-                    sink.received.clear()  # the sink's own memory is not the worker's
                 pids = [worker.pid, *child_pids(worker.pid)]
                 found[mark] = sum(rss_mib(pid) for pid in pids)
-        sink.server.shutdown()
     return found
 
 
