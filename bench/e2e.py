@@ -1,7 +1,8 @@
 """End to end against its floor, in the same run (issue #16, target 1: ratio ≥ 0.75).
 
 Redis + PostgreSQL, one prefork worker `--concurrency 2`, intake by `send_task`, answers
-in-process. A round raises N cases, waits for every primary notification at an HTTP sink,
+in-process. A round raises N cases, waits for every primary notification at an HTTP sink
+(bench/platform_sink.py: a process of its own, as a chat platform is another machine),
 answers each, and waits until every case is closed with its outbox sent: N / that time.
 The floor is bench/floor_app.py: the same shape (six worker tasks and one in-process
 answer per case) with as many row writes per case as the real run made (counted by
