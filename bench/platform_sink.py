@@ -1,4 +1,5 @@
-"""The chat platform as bench/e2e.py sees it: an HTTP server in a process of its own.
+"""The chat platform as bench/e2e.py and bench/rss.py see it: an HTTP server in a process of
+its own.
 
 A platform runs on another machine. Served from the driver's own process, as the tests' sink
 is, every notice the workers post takes the driver's GIL from the answers it sends one after
@@ -13,17 +14,19 @@ from __future__ import annotations
 import subprocess
 import sys
 import threading
-import time
 import urllib.request
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit
+
+from bench.common import REPO, wait_for
 
 
 def serve() -> None:
+    """Count POSTs by path until killed; the port goes to stdout first."""
     counts: Counter[str] = Counter()
     lock = threading.Lock()
 
@@ -35,12 +38,17 @@ def serve() -> None:
             self._answer(b"{}")
 
         def do_GET(self) -> None:
-            path = parse_qs(urlsplit(self.path).query).get("path", [""])[0]
+            asked = urlsplit(self.path)
+            path = parse_qs(asked.query).get("path", [""])[0]
+            if asked.path != "/count" or not path:  # a caller's typo fails now, not at a timeout
+                self._answer(b"GET /count?path=/some/path", status=404)
+                return
             with lock:
-                self._answer(str(counts[path]).encode())
+                count = counts[path]
+            self._answer(str(count).encode())
 
-        def _answer(self, payload: bytes) -> None:
-            self.send_response(200)
+        def _answer(self, payload: bytes, status: int = 200) -> None:
+            self.send_response(status)
             self.send_header("Content-Length", str(len(payload)))
             self.end_headers()
             self.wfile.write(payload)
@@ -58,14 +66,22 @@ def serve() -> None:
 def platform_sink() -> Iterator[PlatformSink]:
     """The server in its own process for the block, killed after it."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "bench.platform_sink"], stdout=subprocess.PIPE, text=True
+        [sys.executable, "-m", "bench.platform_sink"],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         assert process.stdout is not None
-        yield PlatformSink(f"http://127.0.0.1:{int(process.stdout.readline())}")
+        port = process.stdout.readline().strip()
+        if not port.isdigit():
+            raise RuntimeError(f"the platform sink did not start (exit code {process.wait()})")
+        yield PlatformSink(f"http://127.0.0.1:{port}")
     finally:
         process.kill()
         process.wait()
+        if process.stdout is not None:
+            process.stdout.close()
 
 
 class PlatformSink:
@@ -75,16 +91,20 @@ class PlatformSink:
         self.url = url
 
     def count(self, path: str) -> int:
-        with urllib.request.urlopen(f"{self.url}/count?path={path}", timeout=10) as response:
+        """How many POSTs `path` has received."""
+        query = urlencode({"path": path})
+        with urllib.request.urlopen(f"{self.url}/count?{query}", timeout=10) as response:
             return int(response.read())
 
     def wait_for(self, path: str, count: int, *, timeout: float) -> None:
-        """Poll until `path` has received `count` POSTs in all."""
-        deadline = time.monotonic() + timeout
-        while (got := self.count(path)) < count:
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"{path}: {got} of {count} POSTs after {timeout:.0f} s")
-            time.sleep(0.02)
+        """Poll until `path` has received `count` POSTs in all (as often as bench.e2e polls
+        SQL: each poll is a connection and a thread in the sink)."""
+        wait_for(
+            lambda: self.count(path) >= count,
+            timeout=timeout,
+            what=f"{count} POSTs to {path}",
+            every=0.05,
+        )
 
 
 if __name__ == "__main__":
