@@ -189,17 +189,6 @@ def beat(celery_app: Celery, tmp_path: Path) -> Iterator[ThreadBeat]:
     service.stop()
 
 
-@dataclass(frozen=True)
-class Seen:
-    """A case as a wait last read it; its repr is what a timeout reports."""
-
-    row: Escalation | None
-    summary: str
-
-    def __repr__(self) -> str:
-        return self.summary
-
-
 @dataclass
 class Harness:
     """What a test needs to drive and observe one running service."""
@@ -239,28 +228,25 @@ class Harness:
         )
 
     def in_state(self, escalation_id: str, *states: str, timeout: float = 60) -> Escalation:
-        def once() -> Seen:
-            with Session(self.engine) as session:
-                row = session.get(Escalation, escalation_id)
-                if row is None:
-                    return Seen(None, "no such case")
-                latest = session.exec(
-                    select(Event.kind)
-                    .where(Event.escalation_id == escalation_id)
-                    .order_by(col(Event.id).desc())
-                    .limit(5)
-                ).all()
-                return Seen(row, f"state {row.state}, latest events {list(reversed(latest))}")
+        def probe(session: Session) -> Escalation | None:
+            row = session.get(Escalation, escalation_id)
+            return row if row is not None and row.state in states else None
 
-        # A timeout names where the case stood (a flake at full suite load said only "None").
-        seen = wait_until(
-            once,
-            lambda seen: seen.row is not None and seen.row.state in states,
-            timeout=timeout,
-            what=f"{escalation_id} in {states}",
-        )
-        assert seen.row is not None
-        return seen.row
+        try:
+            return self.wait(probe, timeout, f"{escalation_id} in {states}")
+        except AssertionError as timed_out:
+            # Read once, on a timeout only: where the case stood (a flake at full suite load
+            # said only "last saw None").
+            raise AssertionError(f"{timed_out}; {self.standing(escalation_id)}") from None
+
+    def standing(self, escalation_id: str) -> str:
+        """The case's state and latest events, as a failed wait reports them."""
+        with Session(self.engine) as session:
+            row = session.get(Escalation, escalation_id)
+        if row is None:
+            return "no such case"
+        latest = [event.kind for event in self.events(escalation_id)][-5:]
+        return f"it stood in {row.state}, latest events {latest}"
 
     def events(self, escalation_id: str, kind: str | None = None) -> list[Event]:
         with Session(self.engine) as session:
