@@ -6,13 +6,15 @@ from __future__ import annotations
 import threading
 import time
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
 from sqlmodel import Session
 
+from models.settings import Settings
 from models.tables import Delivery, Escalation
-from tests.workers.conftest import Harness
+from tests.workers.conftest import DESIGN, Harness
 from workers.answering import reply_token
 from workers.answers import Answer, answer
 from workers.runtime import runtime_for
@@ -23,6 +25,22 @@ pytestmark = pytest.mark.parametrize("backend", ["sqlite", "redis-postgres"], in
 # answer during the first send is not: a loaded machine let a 2 s default decide while its
 # 3 s send was under way (the answer: superseded, 409).
 OPERATOR = {"Authorization": "Bearer op-token"}
+HIGH = "high:     {window: 1s, timeout: 2s,"
+
+
+@pytest.fixture
+def settings(settings: Settings, tmp_path: Path, request: pytest.FixtureRequest) -> Settings:
+    """The test design, but a high case waits 60 s past its follow-up: each race sets the
+    moment its timeout falls due itself. With the design's one second, a worker starved
+    at full suite load followed up late and defaulted at once, before a poll saw the case
+    followed up."""
+    if request.node.get_closest_marker("impatient") is None:
+        return settings
+    design = DESIGN.read_text(encoding="utf-8")
+    assert HIGH in design, "the test design's high tier changed: update HIGH"
+    path = tmp_path / "design-races.yaml"
+    path.write_text(design.replace(HIGH, "high: {window: 1s, timeout: 61s,"), encoding="utf-8")
+    return settings.model_copy(update={"design": path})
 
 
 def followed_up(service: Harness, packet_id: str) -> str:
@@ -42,13 +60,7 @@ def test_an_answer_within_50_ms_of_the_timeout_yields_exactly_one_outcome(
 ) -> None:
     # Given a case whose timeout falls due in a moment
     case_id = followed_up(service, f"esc-race-{offset_ms + 100}")
-    due = datetime.now(UTC) + timedelta(seconds=0.3)
-    with Session(service.engine) as session:
-        row = session.get(Escalation, case_id)
-        assert row is not None
-        row.next_action_at = due
-        session.add(row)
-        session.commit()
+    due = _due_now(service, case_id, timedelta(seconds=0.3))
     # When a person answers within ±50 ms of the moment the sweeper may apply the default
     time.sleep(max(0.0, (due - datetime.now(UTC)).total_seconds() + offset_ms / 1000))
     result = answer(
@@ -93,6 +105,7 @@ def test_an_answer_while_the_first_page_is_still_being_sent_decides(
 @pytest.mark.impatient
 def test_a_late_answer_after_the_default_is_told_what_happened(service: Harness) -> None:
     case_id = followed_up(service, "esc-race-late")
+    _due_now(service, case_id)
     service.in_state(case_id, "closed", timeout=30)
     late: Answer = answer(
         runtime_for(service.app), case_id, option="approve", responder="ana", channel="test"
@@ -105,12 +118,7 @@ def test_a_late_answer_after_the_default_is_told_what_happened(service: Harness)
 @pytest.mark.impatient
 def test_fifty_answers_racing_the_timeout_give_one_decision(service: Harness) -> None:
     case_id = followed_up(service, "esc-race-many")
-    with Session(service.engine) as session:
-        row = session.get(Escalation, case_id)
-        assert row is not None
-        row.next_action_at = datetime.now(UTC)  # due now: the sweeper races the answers
-        session.add(row)
-        session.commit()
+    _due_now(service, case_id)  # the sweeper races the answers
     results: list[Answer] = []
 
     def reply(n: int) -> None:
@@ -127,6 +135,18 @@ def test_fifty_answers_racing_the_timeout_give_one_decision(service: Harness) ->
     service.in_state(case_id, "closed", timeout=30)
     assert len(service.decisions(case_id)) == 1
     assert sum(r.decided for r in results) <= 1
+
+
+def _due_now(service: Harness, case_id: str, after: timedelta = timedelta(0)) -> datetime:
+    """Bring the case's timeout to now (+ `after`)."""
+    due = datetime.now(UTC) + after
+    with Session(service.engine) as session:
+        row = session.get(Escalation, case_id)
+        assert row is not None
+        row.next_action_at = due
+        session.add(row)
+        session.commit()
+    return due
 
 
 def _deliveries(session: Session, case_id: str) -> list[Delivery]:
