@@ -14,7 +14,6 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.body_limit import RequestBodyLimitMiddleware
 from starlette.routing import Match, Route
 
-from api.auth import Holder, load_holders
 from api.deps import NotSignedIn, SignInRequired
 from api.openapi import build_spec
 from api.pages import PageHeaders, page
@@ -33,6 +32,7 @@ from api.routes import (
 )
 from api.sessions import SignIns
 from api.statuses import UNAVAILABLE, on_error, on_invalid_body, on_unavailable
+from api.tokens import Holder, load_holders
 from models.migrate import upgrade
 from models.settings import Settings
 from workers.app import make_celery

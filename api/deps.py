@@ -13,8 +13,9 @@ from urllib.parse import urlsplit
 from fastapi import Cookie, Depends, Request
 from sqlmodel import Session
 
-from api.auth import Holder, require, require_holder
+from api.auth import require, require_holder
 from api.sessions import COOKIE, Operator, SignIns
+from api.tokens import Holder
 from workers.inbound.dispatch import MissLimiter
 from workers.runtime import Runtime
 

@@ -39,7 +39,7 @@ def saved_login() -> dict[str, str]:
 
 def local_tokens(settings: Settings) -> dict[str, str]:
     """A local service's tokens by role, from its settings or its home; none are made."""
-    from api.auth import parse_tokens
+    from api.tokens import parse_tokens
     from models.state_files import existing_api_tokens
 
     if settings.api_tokens:

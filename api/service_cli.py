@@ -12,8 +12,8 @@ from api.cli_common import fail, load_settings
 
 def serve() -> None:
     """Run API, worker and beat on the embedded defaults (SQLite in $ESCALATE_HOME)."""
-    from api.auth import load_tokens
     from api.serve import claim, supervise
+    from api.tokens import load_tokens
     from models.design_file import load_design
     from models.migrate import upgrade
     from workflows.errors import DesignError

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from api.auth import Holder
+from api.tokens import Holder
 from models.db import transaction
 from models.sessions import live_session, open_session, revoke_session, revoke_unlisted
 from workers.runtime import Runtime
