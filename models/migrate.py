@@ -8,7 +8,9 @@ runs migrations. tests/models/test_migrations.py holds the migrations to exactly
 models' schema, so both ways build the same database.
 
 Alembic is imported only where it works (about 0.4 s of CPU, most of it Mako and Pygments
-pulled in at import): a process whose database is at the newest revision never loads it.
+pulled in at import, and its scripts read): a process whose database is at the newest
+revision, or empty, never loads it. The stamp writes Alembic's version table as Alembic
+makes it (a test compares the two).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sqlalchemy import inspect, text
+from sqlalchemy import Column, MetaData, PrimaryKeyConstraint, String, Table, inspect, text
 from sqlmodel import SQLModel
 
 from models import tables  # noqa: F401  (registers the tables on the metadata)
@@ -27,10 +29,16 @@ from models.state_files import private_folder
 
 if TYPE_CHECKING:
     from alembic.config import Config
-    from alembic.script import ScriptDirectory
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 VERSION_TABLE = "alembic_version"
+# Alembic's version table, as alembic/ddl/impl.py `version_table_impl` defines it
+VERSIONS = Table(
+    VERSION_TABLE,
+    MetaData(),
+    Column("version_num", String(32), nullable=False),
+    PrimaryKeyConstraint("version_num", name=f"{VERSION_TABLE}_pkc"),
+)
 
 
 def _scripts_config() -> Config:
@@ -45,14 +53,6 @@ def alembic_config(settings: Settings) -> Config:
     config = _scripts_config()
     config.set_main_option("sqlalchemy.url", settings.resolved_database_url)
     return config
-
-
-@cache
-def _scripts() -> ScriptDirectory:
-    """The migration scripts, read once per process."""
-    from alembic.script import ScriptDirectory
-
-    return ScriptDirectory.from_config(_scripts_config())
 
 
 @cache
@@ -76,10 +76,9 @@ def upgrade(settings: Settings) -> None:
                 if current == newest_revision():
                     return
             elif not names:
-                from alembic.runtime.migration import MigrationContext
-
                 SQLModel.metadata.create_all(connection)
-                MigrationContext.configure(connection).stamp(_scripts(), "head")
+                VERSIONS.create(connection)
+                connection.execute(VERSIONS.insert().values(version_num=newest_revision()))
                 return
     finally:
         engine.dispose()

@@ -11,7 +11,7 @@ from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import text
+from sqlalchemy import inspect, text
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, SQLModel, col, select
 
@@ -116,4 +116,31 @@ def test_open_blocker_sets_of_one_task_become_one_set(settings: Settings) -> Non
     with pytest.raises(IntegrityError), Session(engine) as session:
         session.add(TaskWait(task="T-2", set_key="x", escalation_ids=["e8"], wake={}))
         session.commit()
+    engine.dispose()
+
+
+def test_an_empty_database_is_stamped_with_alembics_own_version_table(settings: Settings) -> None:
+    engine = make_engine(settings)
+
+    def version_table() -> tuple[object, ...]:
+        with engine.connect() as connection:
+            found = inspect(connection)
+            columns = [
+                (c["name"], str(c["type"]), c["nullable"])
+                for c in found.get_columns("alembic_version")
+            ]
+            revision = MigrationContext.configure(connection).get_current_revision()
+            return columns, found.get_pk_constraint("alembic_version"), revision
+
+    # Given the version table a start writes without loading Alembic
+    upgrade(settings)
+    ours = version_table()
+    # When Alembic stamps the same database itself
+    with engine.begin() as connection:
+        connection.execute(text("DROP TABLE alembic_version"))
+        MigrationContext.configure(connection).stamp(
+            ScriptDirectory.from_config(alembic_config(settings)), "head"
+        )
+    # Then it made the same table, the same way, at the same revision
+    assert version_table() == ours
     engine.dispose()
