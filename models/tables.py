@@ -73,7 +73,9 @@ class Escalation(SQLModel, table=True):
     )
 
     id: str = Field(primary_key=True, max_length=32)
-    run_id: str = Field(index=True, max_length=200)
+    # Found through uq_escalation_run_packet, whose first column it is: an index of its own
+    # was one more to write at every UPDATE of a case (migration 0096).
+    run_id: str = Field(max_length=200)
     packet_id: str = Field(max_length=200)
     # Text, not enums: a refused packet is kept as it came, wrong values included.
     severity: str = Field(index=True, max_length=16)

@@ -35,6 +35,8 @@ PAGES = (
 # Sorted after an index read of the open cases alone: as many as are open, not the history
 # (on SQLite: PostgreSQL may walk the created-at index instead).
 SORTS_OPEN_CASES = ("/v1/escalations?open=true", "/v1/escalations?state=awaiting")
+# A run's cases, found through the run-and-packet unique index and sorted: as many as it raised.
+ONE_RUN = ("/v1/escalations?run=run-8842", "/dashboard?run=run-8842")
 
 
 @pytest.fixture
@@ -50,8 +52,8 @@ def console(api_client: TestClient) -> Iterator[TestClient]:
     yield api_client
 
 
-def whole_table_reads(client: TestClient, path: str, *, sorts_open: bool = False) -> list[str]:
-    """The plans of the statements reading `path` that read a whole table."""
+def plans(client: TestClient, path: str) -> list[tuple[str, list[str]]]:
+    """Each statement reading `path` (but the one-pass counts), with its plan's steps."""
     engine = engine_of(client)
     asked: list[tuple[str, Any]] = []
 
@@ -65,18 +67,22 @@ def whole_table_reads(client: TestClient, path: str, *, sorts_open: bool = False
     finally:
         event.remove(engine, "before_cursor_execute", keep)
     assert response.status_code == 200, (path, response.text[:300])
-    found = []
     with engine.connect() as connection:
-        for sql, params in asked:
-            if any(marker in sql for marker in ONE_PASS):
-                continue
-            steps = [
-                str(row[-1])
-                for row in connection.exec_driver_sql(f"EXPLAIN QUERY PLAN {sql}", params)
-            ]
-            limited = " LIMIT " in sql and not sorts_open
-            if any(_reads_whole(step, limited=limited) for step in steps):
-                found.append(f"{' '.join(sql.split())[:200]} -> {' | '.join(steps)}")
+        explain = connection.exec_driver_sql
+        return [
+            (sql, [str(row[-1]) for row in explain(f"EXPLAIN QUERY PLAN {sql}", params)])
+            for sql, params in asked
+            if not any(marker in sql for marker in ONE_PASS)
+        ]
+
+
+def whole_table_reads(client: TestClient, path: str, *, sorts_open: bool = False) -> list[str]:
+    """The plans of the statements reading `path` that read a whole table."""
+    found = []
+    for sql, steps in plans(client, path):
+        limited = " LIMIT " in sql and not sorts_open
+        if any(_reads_whole(step, limited=limited) for step in steps):
+            found.append(f"{' '.join(sql.split())[:200]} -> {' | '.join(steps)}")
     return found
 
 
@@ -100,3 +106,14 @@ def test_the_open_cases_are_read_by_index(console: TestClient, path: str) -> Non
     # Given open and ended cases / When the API lists open cases
     # Then no statement reads a whole table (their sort is of the open cases only)
     assert whole_table_reads(console, path, sorts_open=True) == []
+
+
+@pytest.mark.parametrize("path", ONE_RUN)
+def test_a_runs_cases_are_read_by_index(console: TestClient, path: str) -> None:
+    # Given cases of several runs / When one run's are listed
+    # Then the cases are searched for by run (their sort is of that run's cases only)
+    by_run = [steps for sql, steps in plans(console, path) if "escalations.run_id = " in sql]
+    assert by_run, "no statement filtered by run"
+    for steps in by_run:
+        assert any(s.startswith("SEARCH escalations USING ") for s in steps), steps
+        assert not any(_reads_whole(s, limited=False) for s in steps), steps
