@@ -15,11 +15,15 @@ makes it (a test compares the two).
 
 from __future__ import annotations
 
+import fcntl
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sqlalchemy import Column, MetaData, PrimaryKeyConstraint, String, Table, inspect, text
+from sqlalchemy.engine import Connection, Engine
 from sqlmodel import SQLModel
 
 from models import tables  # noqa: F401  (registers the tables on the metadata)
@@ -32,6 +36,8 @@ if TYPE_CHECKING:
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 VERSION_TABLE = "alembic_version"
+# PostgreSQL's advisory lock key for building or migrating ("escalate" in ASCII)
+MIGRATION_LOCK = 0x6573_6361_6C61_7465
 # Alembic's version table, as alembic/ddl/impl.py `version_table_impl` defines it
 VERSIONS = Table(
     VERSION_TABLE,
@@ -64,24 +70,48 @@ def newest_revision() -> str:
     return max(path.name.split("_", 1)[0] for path in scripts)
 
 
+def hold_migration_lock(connection: Connection) -> None:
+    """On PostgreSQL, wait until no other process builds or migrates this database; held
+    until the transaction ends. The API, workers and beat of a deployment start at once, and
+    two building an empty database both failed on the first table (UniqueViolation)."""
+    if connection.dialect.name == "postgresql":
+        connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK})
+
+
+@contextmanager
+def _one_starter(engine: Engine) -> Iterator[None]:
+    """On SQLite, one process at a time past this point (a lock file beside the database):
+    BEGIN IMMEDIATE alone let a second starter meet the first one's switch to WAL as
+    "database is locked"."""
+    database = engine.url.database
+    if engine.dialect.name != "sqlite" or not database or database == ":memory:":
+        yield
+        return
+    with open(f"{database}.migrate-lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
 def upgrade(settings: Settings) -> None:
-    """Apply every migration not yet applied; safe to run on every start."""
+    """Apply every migration not yet applied; safe to run on every start, by many at once."""
     private_folder(settings.home)
     engine = make_engine(settings)
-    try:
-        with engine.begin() as connection:  # SQLite: BEGIN IMMEDIATE, so one starter builds
-            names = inspect(connection).get_table_names()
-            if VERSION_TABLE in names:
-                current = connection.scalar(text(f"SELECT version_num FROM {VERSION_TABLE}"))
-                if current == newest_revision():
+    with _one_starter(engine):
+        try:
+            with engine.begin() as connection:
+                hold_migration_lock(connection)
+                names = inspect(connection).get_table_names()
+                if VERSION_TABLE in names:
+                    current = connection.scalar(text(f"SELECT version_num FROM {VERSION_TABLE}"))
+                    if current == newest_revision():
+                        return
+                elif not names:
+                    SQLModel.metadata.create_all(connection)
+                    VERSIONS.create(connection)
+                    connection.execute(VERSIONS.insert().values(version_num=newest_revision()))
                     return
-            elif not names:
-                SQLModel.metadata.create_all(connection)
-                VERSIONS.create(connection)
-                connection.execute(VERSIONS.insert().values(version_num=newest_revision()))
-                return
-    finally:
-        engine.dispose()
-    from alembic import command
+        finally:
+            engine.dispose()
+        from alembic import command
 
-    command.upgrade(alembic_config(settings), "head")
+        command.upgrade(alembic_config(settings), "head")

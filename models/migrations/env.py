@@ -7,6 +7,7 @@ from sqlmodel import SQLModel
 
 from models import tables  # noqa: F401  (registers the tables on the metadata)
 from models.db import make_engine
+from models.migrate import hold_migration_lock
 from models.settings import Settings
 
 config = context.config
@@ -20,5 +21,6 @@ with engine.connect() as connection:
         render_as_batch=connection.dialect.name == "sqlite",  # SQLite has almost no ALTER
     )
     with context.begin_transaction():
+        hold_migration_lock(connection)  # another starter migrating waits, then finds head
         context.run_migrations()
 engine.dispose()

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,6 +26,8 @@ from models.settings import Settings
 from models.tables import TaskWait
 from tests.support.services import fresh_postgres_database
 from workflows.blockers import blocker_set_key
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -144,3 +150,47 @@ def test_an_empty_database_is_stamped_with_alembics_own_version_table(settings: 
     # Then it made the same table, the same way, at the same revision
     assert version_table() == ours
     engine.dispose()
+
+
+def test_starts_at_once_on_an_empty_database_build_it_once(settings: Settings) -> None:
+    # Given an empty database, and the API, a worker and a beat starting on it together
+    # (a compose file starts them at once), each with its own engine
+    ready = threading.Barrier(3)
+    failures: list[BaseException] = []
+
+    def start() -> None:
+        ready.wait()
+        try:
+            upgrade(settings)
+        except BaseException as exc:
+            failures.append(exc)
+
+    starts = [threading.Thread(target=start) for _ in range(3)]
+    for thread in starts:
+        thread.start()
+    for thread in starts:
+        thread.join(timeout=60)
+    # Then every start succeeds, and the database is the models' at head
+    assert failures == []
+    assert schema_differences(settings) == ([], head())
+
+
+def test_starts_at_once_on_an_older_database_migrate_it_once(settings: Settings) -> None:
+    # Given a database at an older revision, and two processes starting on it together
+    # (processes: Alembic keeps its running migration in module globals, one per process)
+    command.upgrade(alembic_config(settings), "0090")
+    env = {
+        **os.environ,
+        "ESCALATE_HOME": str(settings.home),
+        "ESCALATE_DATABASE_URL": settings.resolved_database_url,
+    }
+    code = "from models.migrate import upgrade; from models.settings import Settings; "
+    code += "upgrade(Settings())"
+    starts = [
+        subprocess.Popen([sys.executable, "-c", code], env=env, cwd=REPO, stderr=subprocess.PIPE)
+        for _ in range(2)
+    ]
+    # Then both succeed, and the database is the models' at head
+    errors = [start.communicate(timeout=120)[1].decode()[-600:] for start in starts]
+    assert [start.returncode for start in starts] == [0, 0], errors
+    assert schema_differences(settings) == ([], head())
