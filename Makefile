@@ -19,11 +19,10 @@ install: $(STAMP)
 serve: $(STAMP)
 	ESCALATE_OUTBOUND_ALLOW="$${ESCALATE_OUTBOUND_ALLOW-127.0.0.1}" $(BIN)/escalate serve
 
+LINT := $(BIN)/ruff check . && $(BIN)/ruff format --check . && $(BIN)/mypy && $(BIN)/lint-imports
+
 lint: $(STAMP)
-	$(BIN)/ruff check .
-	$(BIN)/ruff format --check .
-	$(BIN)/mypy
-	$(BIN)/lint-imports
+	$(LINT)
 
 # Six processes on 2 cores: most of a test's time is waiting on live workers; an idle process
 # takes queued tests from a busy one. A run starts hundreds of Python processes, so they keep
@@ -33,7 +32,7 @@ lint: $(STAMP)
 test: $(STAMP)
 	./scripts/ensure-services.sh
 	./scripts/ensure-chromium.sh
-	$(MAKE) --no-print-directory lint > $(VENV)/lint.log 2>&1 & linting=$$!; \
+	( $(LINT) ) > $(VENV)/lint.log 2>&1 & linting=$$!; trap 'kill $$linting 2>/dev/null' INT TERM; \
 	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -n 6 --dist worksteal; tested=$$?; \
 	wait $$linting; linted=$$?; cat $(VENV)/lint.log; \
 	test $$tested -eq 0 && test $$linted -eq 0

@@ -46,6 +46,7 @@ HEAVY: tuple[tuple[str, float], ...] = (
     ("tests/workers/test_intake_outage.py::test_raises_sent_while", 25),
     ("tests/api/test_serve.py::test_kill_9_while_waiting", 24),
     ("tests/api/test_first_minutes.py::test_a_second_serve_refuses", 24),
+    ("tests/api/test_console_browser.py", 26),  # one Chromium for the module
     ("tests/workers/test_intake_killed.py::", 19),
     ("tests/api/test_langgraph.py::test_an_interrupt_is_decided", 18),
     ("tests/api/test_serve.py::test_an_answer_link_over_real_http", 18),
@@ -75,7 +76,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Each process starts with its share of the slowest tests. xdist's work stealing hands
     process k the k-th contiguous slice of this order and steals from a slice's end, so a
     slow test left late in a slice ran alone at the end of the run (vmstat: a core idle for
-    the last 25 s). Units go longest first to the slice with the least heavy work so far."""
+    the last 25 s). Units go longest first to the slice with the least heavy work so far.
+    The slices are cut as `make test` runs them: items `-k`, `-m` or `--lf` drop afterwards,
+    or a head longer than its slice, shift the cuts (harmless: only the order changes)."""
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
     units: dict[str, list[pytest.Item]] = {}
     weight: dict[str, float] = {}
