@@ -239,6 +239,16 @@ class Harness:
             # said only "last saw None").
             raise AssertionError(f"{timed_out}; {self.standing(escalation_id)}") from None
 
+    def change(self, escalation_id: str, **fields: Any) -> None:
+        """Set columns of a case directly, as a test's given needs it."""
+        with Session(self.engine) as session:
+            row = session.get(Escalation, escalation_id)
+            assert row is not None, escalation_id
+            for name, value in fields.items():
+                setattr(row, name, value)
+            session.add(row)
+            session.commit()
+
     def standing(self, escalation_id: str) -> str:
         """The case's state and latest events, as a failed wait reports them."""
         with Session(self.engine) as session:

@@ -13,7 +13,7 @@ from fastapi.testclient import TestClient
 from sqlmodel import Session
 
 from models.settings import Settings
-from models.tables import Delivery, Escalation
+from models.tables import Delivery
 from tests.workers.conftest import DESIGN, Harness
 from workers.answering import reply_token
 from workers.answers import Answer, answer
@@ -140,12 +140,7 @@ def test_fifty_answers_racing_the_timeout_give_one_decision(service: Harness) ->
 def _due_now(service: Harness, case_id: str, after: timedelta = timedelta(0)) -> datetime:
     """Bring the case's timeout to now (+ `after`)."""
     due = datetime.now(UTC) + after
-    with Session(service.engine) as session:
-        row = session.get(Escalation, case_id)
-        assert row is not None
-        row.next_action_at = due
-        session.add(row)
-        session.commit()
+    service.change(case_id, next_action_at=due)
     return due
 
 

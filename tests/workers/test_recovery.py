@@ -31,12 +31,7 @@ def park(service: Harness, packet_id: str) -> tuple[str, dict[str, object]]:
 
 
 def repair(service: Harness, escalation_id: str, design: dict[str, object]) -> None:
-    with Session(service.engine) as session:
-        row = session.get(Escalation, escalation_id)
-        assert row is not None
-        row.design = design
-        session.add(row)
-        session.commit()
+    service.change(escalation_id, design=design)
 
 
 @pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
