@@ -43,10 +43,10 @@ HEAVY: tuple[tuple[str, float], ...] = (
     ("tests/api/test_claude_hook.py::test_allowed_at_once_or_by_a_person", 30),
     ("tests/api/test_claude_hook.py::test_a_defaulted_case_denies", 29),
     ("tests/bench/test_benchmarks_run.py::test_the_end_to_end", 27),
+    ("tests/api/test_console_browser.py", 26),  # one Chromium for the module
     ("tests/workers/test_intake_outage.py::test_raises_sent_while", 25),
     ("tests/api/test_serve.py::test_kill_9_while_waiting", 24),
     ("tests/api/test_first_minutes.py::test_a_second_serve_refuses", 24),
-    ("tests/api/test_console_browser.py", 26),  # one Chromium for the module
     ("tests/workers/test_intake_killed.py::", 19),
     ("tests/api/test_langgraph.py::test_an_interrupt_is_decided", 18),
     ("tests/api/test_serve.py::test_an_answer_link_over_real_http", 18),
