@@ -3,9 +3,11 @@ is left running after a test."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
+from pathlib import Path
 from typing import Any
 
 from models.settings import Settings
@@ -21,7 +23,9 @@ def settings_env(settings: Settings) -> dict[str, str]:
 
 def stop(process: subprocess.Popen[Any], *, grace: float = 20) -> None:
     """SIGTERM, then SIGKILL once `grace` seconds pass; with no grace, SIGKILL at once (an
-    agent's idle worker whose output the test has read: a cold Celery stop costs seconds)."""
+    agent's idle worker whose output the test has read: a cold Celery stop costs seconds).
+    A SIGKILL takes the process's children with it: a prefork worker's pool child outlived
+    its killed parent by an hour once, reparented to init."""
     if process.poll() is not None:
         return
     if grace > 0:
@@ -31,5 +35,26 @@ def stop(process: subprocess.Popen[Any], *, grace: float = 20) -> None:
             return
         except subprocess.TimeoutExpired:
             pass
+    stragglers = descendants(process.pid)
     process.kill()
     process.wait()
+    for pid in stragglers:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def descendants(pid: int) -> list[int]:
+    """Every process below `pid`, read from /proc (Linux)."""
+    parent_of: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):  # gone meanwhile
+                # the field after the command, which may itself hold spaces and ")"
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                parent_of[int(entry.name)] = int(fields[1])
+    found: list[int] = []
+    frontier = {pid}
+    while frontier:
+        frontier = {child for child, parent in parent_of.items() if parent in frontier}
+        found += sorted(frontier)
+    return found
