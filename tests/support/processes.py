@@ -43,15 +43,19 @@ def stop(process: subprocess.Popen[Any], *, grace: float = 20) -> None:
             os.kill(pid, signal.SIGKILL)
 
 
+def proc_stat(pid: int | str) -> list[str]:
+    """The fields of /proc/PID/stat after the command (Linux): state first, then the parent.
+    The command may itself hold spaces and ")"; raises OSError for a process gone."""
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+
+
 def descendants(pid: int) -> list[int]:
     """Every process below `pid`, read from /proc (Linux)."""
     parent_of: dict[int, int] = {}
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             with contextlib.suppress(OSError):  # gone meanwhile
-                # the field after the command, which may itself hold spaces and ")"
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-                parent_of[int(entry.name)] = int(fields[1])
+                parent_of[int(entry.name)] = int(proc_stat(entry.name)[1])
     found: list[int] = []
     frontier = {pid}
     while frontier:

@@ -5,9 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
-from pathlib import Path
 
-from tests.support.processes import descendants, stop
+from tests.support.processes import descendants, proc_stat, stop
 
 # A parent and its child, both deaf to SIGTERM (a worker whose warm stop outlasts its grace)
 DEAF_PAIR = """
@@ -25,7 +24,7 @@ time.sleep(120)
 def running(pid: int) -> bool:
     """Alive and not a zombie waiting for init to reap it."""
     try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        state = proc_stat(pid)[0]
     except OSError:
         return False
     return state != "Z"

@@ -57,12 +57,7 @@ def test_a_stage_that_keeps_failing_is_parked_in_dead_letter(service: Harness) -
     # Given a case whose frozen design was corrupted after intake: routing raises every time
     runtime = runtime_for(service.app)
     accepted = accept(runtime, {"packet": packet("esc-poison-1")})
-    with Session(service.engine) as session:
-        row = session.get(Escalation, accepted.id)
-        assert row is not None
-        row.design = {"name": "broken"}
-        session.add(row)
-        session.commit()
+    service.change(accepted.id, design={"name": "broken"})
     # When the sweeper keeps re-driving it
     parked = service.in_state(accepted.id, "dead_letter", timeout=30)
     # Then it is parked, visibly, after the attempt limit, not looped forever
