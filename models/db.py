@@ -59,6 +59,7 @@ def _replace_closed_connections(engine: Engine) -> None:
 
 
 _BOOKKEEPING = "escalation_bookkeeping"  # an execution option: see `transaction`
+_ALONE = "escalation_one_statement"  # an execution option: see `transaction`
 _one_trip: weakref.WeakSet[Engine] = weakref.WeakSet()  # engines whose BEGIN is ours
 
 
@@ -76,7 +77,10 @@ def _begin_in_one_trip(engine: Engine) -> None:
 
     @event.listens_for(engine, "begin")
     def on_begin(connection: Any) -> None:
-        if connection.get_execution_options().get(_BOOKKEEPING):
+        options = connection.get_execution_options()
+        if options.get(_ALONE):  # the statement is its own transaction: no BEGIN, no COMMIT
+            return
+        if options.get(_BOOKKEEPING):
             connection.exec_driver_sql("BEGIN; SET LOCAL synchronous_commit = off")
         else:
             connection.exec_driver_sql("BEGIN")
@@ -117,16 +121,25 @@ def unavailable(error: BaseException) -> bool:
 
 
 @contextmanager
-def transaction(engine: Engine, *, bookkeeping: bool = False) -> Iterator[Session]:
+def transaction(
+    engine: Engine, *, bookkeeping: bool = False, one_statement: bool = False
+) -> Iterator[Session]:
     """A session whose work commits on success and rolls back on any error; a database that
     does not answer raises StoreUnavailable (our error tree: worth retrying).
 
     `bookkeeping`: work that a database crash may lose without harm (an attempt counter, a
     lease, a step that is simply taken again), so on PostgreSQL its commit does not wait
     for the disk; it is visible at once, and the next commit that waits makes it durable
-    too. Waiting on the disk was most of a case's time (docs/PERFORMANCE.md)."""
+    too. Waiting on the disk was most of a case's time (docs/PERFORMANCE.md).
+
+    `one_statement`: the caller runs exactly one statement, which on PostgreSQL then commits
+    by itself: one round trip where BEGIN, the statement and COMMIT took three. It says its
+    own `synchronous_commit` if it needs one (`set_config(..., true)` lasts until its commit).
+    Elsewhere it is an ordinary transaction."""
     one_trip = bookkeeping and engine in _one_trip
     bind = engine.execution_options(**{_BOOKKEEPING: True}) if one_trip else engine
+    if one_statement and engine in _one_trip:
+        bind = engine.execution_options(**{_ALONE: True})
     with Session(bind, expire_on_commit=False) as session:
         try:
             if bookkeeping and not one_trip and engine.dialect.name == "postgresql":

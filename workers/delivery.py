@@ -31,12 +31,15 @@ from workers.runtime import Runtime
 from workers.stage_runs import nudge
 from workers.unblock import settle_request_file, unblock, write_command_file
 from workers.undelivered import (
+    NOT_RECORDED,
+    NotRecorded,
     escalate_undelivered,
+    record_page_alone,
     record_sent_page,
     resend_on_recovery,
     worked_since,
 )
-from workers.wake_acks import resumed_by_delivery
+from workers.wake_acks import RESUMED_BY_WRITING, resumed_by_delivery
 from workers.wakeups import post_webhook, send_wake_task
 from workflows import payloads
 from workflows.case import Case
@@ -345,6 +348,37 @@ def send_claimed(app: Celery, runtime: Runtime, claimed: Claimed, *, durable: bo
     outcome = _send(app, runtime, claimed)
     now = datetime.now(UTC)
     record = _record_of(delivery, outcome, runtime.settings, now=now)
+    sent = record.values["state"] == channels.SENT
+    state: State | NotRecorded | None = NOT_RECORDED
+    resent: list[str] = []
+    if sent and delivery.channel is Via.APPRISE and delivery.purpose not in RESUMED_BY_WRITING:
+        detail = _attempt_detail(delivery, outcome, record, held=False)
+        state = record_page_alone(
+            runtime.engine, delivery, record.values, detail, durable=durable, now=now
+        )
+    if state is NOT_RECORDED:
+        state, resent = _record_in_full(runtime, delivery, outcome, record, started, now, durable)
+    for escalation_id in resent:
+        nudge(app, Stage.DELIVER, escalation_id)
+    if not record.exhausted or delivery.purpose not in PAGES or state not in OPEN_FOR_DECISION:
+        return
+    # The decider's page gave up: escalate it. Any other channel giving up afterwards joins
+    # that second case and is named there.
+    if case := _to_escalate(runtime, delivery.escalation_id, primary=delivery.role == Role.PRIMARY):
+        escalate_undelivered(app, runtime, case, delivery, outcome.error or "unconfirmed")
+
+
+def _record_in_full(
+    runtime: Runtime,
+    delivery: Delivery,
+    outcome: channels.SendOutcome,
+    record: Record,
+    started: datetime,
+    now: datetime,
+    durable: bool,
+) -> tuple[State | None, list[str]]:
+    """A send's record, and what it changes besides, in one transaction: the case's state
+    its event was stamped with, and the cases whose held pages are due again."""
     with transaction(runtime.engine, bookkeeping=not durable) as session:
         # The row as our claim's RETURNING left it: under the lease nothing else changes it
         # (outbox rows are never deleted), so it is not read again, only updated. The event
@@ -368,29 +402,29 @@ def send_claimed(app: Celery, runtime: Runtime, claimed: Claimed, *, durable: bo
             session,
             delivery.escalation_id,
             "delivery_attempt",
-            {
-                "delivery": delivery.id,
-                "purpose": delivery.purpose,
-                "channel": delivery.target,
-                **({"queue": delivery.queue} if delivery.queue else {}),
-                "role": delivery.role,
-                "outcome": outcome.state,
-                "tries": outcome.tries,
-                "attempt": delivery.attempts,
-                **({"error": outcome.error} if outcome.error else {}),
-                **({"gave_up": True} if record.exhausted else {}),
-                **({"held_until_channel_works": True} if held else {}),
-            },
+            _attempt_detail(delivery, outcome, record, held=held),
             now=now,
         )
-    for escalation_id in resent:
-        nudge(app, Stage.DELIVER, escalation_id)
-    if not record.exhausted or delivery.purpose not in PAGES or state not in OPEN_FOR_DECISION:
-        return
-    # The decider's page gave up: escalate it. Any other channel giving up afterwards joins
-    # that second case and is named there.
-    if case := _to_escalate(runtime, delivery.escalation_id, primary=delivery.role == Role.PRIMARY):
-        escalate_undelivered(app, runtime, case, delivery, outcome.error or "unconfirmed")
+    return state, resent
+
+
+def _attempt_detail(
+    delivery: Delivery, outcome: channels.SendOutcome, record: Record, *, held: bool
+) -> dict[str, Any]:
+    """The delivery_attempt event's detail."""
+    return {
+        "delivery": delivery.id,
+        "purpose": delivery.purpose,
+        "channel": delivery.target,
+        **({"queue": delivery.queue} if delivery.queue else {}),
+        "role": delivery.role,
+        "outcome": outcome.state,
+        "tries": outcome.tries,
+        "attempt": delivery.attempts,
+        **({"error": outcome.error} if outcome.error else {}),
+        **({"gave_up": True} if record.exhausted else {}),
+        **({"held_until_channel_works": True} if held else {}),
+    }
 
 
 @dataclass(frozen=True)
