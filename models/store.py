@@ -17,6 +17,8 @@ from sqlalchemy import select as sa_select
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.sql.dml import Insert
+from sqlalchemy.sql.elements import ColumnElement
 from sqlmodel import Session, SQLModel, col, select
 
 from models.sql import none_of, one_of
@@ -186,20 +188,28 @@ def add_event(
 # The record of every send is on the hot path (five a case): Core statements built once, past
 # the ORM's unit of work, which cost more than the send itself (docs/PERFORMANCE.md).
 _INSERT_EVENT = insert(EVENTS)
-_STAMP_EVENT = (
-    insert(EVENTS)
-    .from_select(
-        ["escalation_id", "at", "kind", "state", "detail"],
-        sa_select(
-            CASES.c.id,
-            bindparam("at", type_=EVENTS.c.at.type),
-            bindparam("kind", type_=EVENTS.c.kind.type),
-            CASES.c.state,
-            bindparam("detail", type_=EVENTS.c.detail.type),
-        ).where(CASES.c.id == bindparam("case")),
+
+
+def stamped_event_insert(*when: ColumnElement[bool]) -> Insert:
+    """An event of case `case` (`at`, `kind`, `detail`: bound) stamped with the case's state
+    as stored, read by the INSERT itself, and returning it; written only `when` holds."""
+    return (
+        insert(EVENTS)
+        .from_select(
+            ["escalation_id", "at", "kind", "state", "detail"],
+            sa_select(
+                CASES.c.id,
+                bindparam("at", type_=EVENTS.c.at.type),
+                bindparam("kind", type_=EVENTS.c.kind.type),
+                CASES.c.state,
+                bindparam("detail", type_=EVENTS.c.detail.type),
+            ).where(CASES.c.id == bindparam("case"), *when),
+        )
+        .returning(EVENTS.c.state)
     )
-    .returning(EVENTS.c.state)
-)
+
+
+_STAMP_EVENT = stamped_event_insert()
 _INSERT_DELIVERY = insert(OUTBOX)
 # What a new outbox row holds besides its Outbound's fields (Core applies no model defaults).
 _UNSENT_DELIVERY = {

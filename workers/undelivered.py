@@ -12,7 +12,6 @@ from typing import Any
 
 from celery import Celery
 from sqlalchemy import bindparam, exists, func, true
-from sqlalchemy import insert as sa_insert
 from sqlalchemy import select as sa_select
 from sqlalchemy import update as sa_update
 from sqlalchemy.engine import Engine
@@ -31,8 +30,9 @@ from models.store import (
     design_of,
     find_by_packet,
     lock_escalation,
+    stamped_event_insert,
 )
-from models.tables import CASES, EVENTS, OUTBOX, Delivery, Escalation
+from models.tables import CASES, OUTBOX, Delivery, Escalation
 from workers.intake import accept
 from workers.local_files import refused_paths, write_atomically
 from workers.per_channel import per_channel
@@ -281,21 +281,7 @@ _recorded = (
     .returning(OUTBOX.c.id)
     .cte("recorded")
 )
-_stamped = (
-    sa_insert(EVENTS)
-    .from_select(
-        ["escalation_id", "at", "kind", "state", "detail"],
-        sa_select(
-            CASES.c.id,
-            bindparam("at", type_=EVENTS.c.at.type),
-            bindparam("kind", type_=EVENTS.c.kind.type),
-            CASES.c.state,
-            bindparam("detail", type_=EVENTS.c.detail.type),
-        ).where(CASES.c.id == bindparam("case"), exists(sa_select(_recorded.c.id))),
-    )
-    .returning(EVENTS.c.state)
-    .cte("stamped")
-)
+_stamped = stamped_event_insert(exists(sa_select(_recorded.c.id))).cte("stamped")
 _RECORD_PAGE_ALONE = sa_select(
     _any_held.label("held"), sa_select(_stamped.c.state).scalar_subquery().label("state")
 )
