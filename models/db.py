@@ -133,9 +133,11 @@ def transaction(
     too. Waiting on the disk was most of a case's time (docs/PERFORMANCE.md).
 
     `one_statement`: the caller runs exactly one statement, which on PostgreSQL then commits
-    by itself: one round trip where BEGIN, the statement and COMMIT took three. It says its
-    own `synchronous_commit` if it needs one (`set_config(..., true)` lasts until its commit).
-    Elsewhere it is an ordinary transaction."""
+    by itself: one round trip where BEGIN, the statement and COMMIT took three. Nothing is
+    left to roll back (a statement that fails changes nothing), and a second statement would
+    commit on its own: one statement only. It says its own `synchronous_commit` if it needs
+    one (`set_config(..., true)` lasts until its commit). Elsewhere it is an ordinary
+    transaction."""
     one_trip = bookkeeping and engine in _one_trip
     bind = engine.execution_options(**{_BOOKKEEPING: True}) if one_trip else engine
     if one_statement and engine in _one_trip:

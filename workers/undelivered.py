@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from celery import Celery
-from sqlalchemy import bindparam, exists, func, true
+from sqlalchemy import String, bindparam, exists, func, true
 from sqlalchemy import select as sa_select
 from sqlalchemy import update as sa_update
 from sqlalchemy.engine import Engine
@@ -265,8 +265,15 @@ NOT_RECORDED = NotRecorded.NOT_RECORDED
 # and COMMIT took four, and each one waited on the busy machine (13 % of the pool's time,
 # docs/PERFORMANCE.md). It writes only when the channel holds no pages to send again, nearly
 # always; otherwise nothing, and the full transaction records the page and re-sends them
-# together. `sync` is this statement's own synchronous_commit.
-_sync = sa_select(func.set_config("synchronous_commit", bindparam("sync"), true())).cte("sync")
+# together. `sync` is this statement's own synchronous_commit. (The event is written only
+# with the record: outbox rows are never deleted, so the row is there to record.)
+_sync = sa_select(  # `sync` None: the setting in force, as a plain transaction would commit
+    func.set_config(
+        "synchronous_commit",
+        func.coalesce(bindparam("sync", type_=String), func.current_setting("synchronous_commit")),
+        true(),
+    )
+).cte("sync")
 _check = sa_select(_ANY_HELD_ON_CHANNEL.label("held")).select_from(_sync).cte("held_check")
 _any_held = sa_select(_check.c.held).scalar_subquery()
 _recorded = (
@@ -327,7 +334,7 @@ def record_page_alone(
                     "at": now,
                     "kind": "delivery_attempt",
                     "detail": dict(event),
-                    "sync": "on" if durable else "off",
+                    "sync": None if durable else "off",
                 },
             )
             .one()

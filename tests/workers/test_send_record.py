@@ -87,8 +87,22 @@ def test_a_page_that_worked_is_recorded_in_one_round_trip(postgres: Engine) -> N
     assert state is State.AWAITING  # the state its event was stamped with
     assert len(statements) == 1 and not statements[0].lstrip().upper().startswith("BEGIN")
     assert stored(postgres, sending.id) == ("sent", ["delivery_attempt"])
-    with postgres.connect() as connection:  # its own commit's setting did not outlive it
+    with postgres.connect() as connection:
+        # psycopg sends no BEGIN of its own either: the connection commits each statement
+        assert connection.connection.driver_connection.autocommit  # type: ignore[union-attr]
+        # its own commit's setting did not outlive it
         assert connection.execute(text("SHOW synchronous_commit")).scalar_one() == "on"
+        page = connection.execute(
+            text("SELECT sent_at, last_error, lease_until FROM deliveries WHERE id = :id"),
+            {"id": sending.id},
+        ).one()
+        stamped = connection.execute(
+            select(EVENTS.c.at, EVENTS.c.state, EVENTS.c.detail).where(
+                EVENTS.c.escalation_id == "c1"
+            )
+        ).one()
+    assert tuple(page) == (NOW, None, None)
+    assert tuple(stamped) == (NOW, State.AWAITING, DETAIL)
 
 
 def test_a_channel_holding_pages_is_left_to_the_full_transaction(postgres: Engine) -> None:
