@@ -13,7 +13,7 @@ from collections.abc import Callable
 from bench import check_cli, dashboard, e2e, intake_http, rss, sweep, wake
 
 FULL: dict[str, Callable[[], None]] = {
-    "e2e": lambda: e2e.report(cases=200, runs=3),
+    "e2e": lambda: e2e.report(cases=200, runs=e2e.RUNS),
     "sweep": lambda: sweep.report([10_000, 100_000, 1_000_000], ["sqlite", "postgres"], 5),
     "intake_http": lambda: intake_http.report([1, 10, 50], requests=200, runs=3),
     "wake": lambda: wake.report(cases=30, runs=3, backends=["embedded", "redis-postgres"]),
