@@ -348,10 +348,11 @@ def send_claimed(app: Celery, runtime: Runtime, claimed: Claimed, *, durable: bo
     outcome = _send(app, runtime, claimed)
     now = datetime.now(UTC)
     record = _record_of(delivery, outcome, runtime.settings, now=now)
-    sent = record.values["state"] == channels.SENT
     state: State | NotRecorded | None = NOT_RECORDED
     resent: list[str] = []
-    if sent and delivery.channel is Via.APPRISE and delivery.purpose not in RESUMED_BY_WRITING:
+    # A page that worked changes nothing but its record (no run resumes by its arrival)
+    page_only = delivery.channel is Via.APPRISE and delivery.purpose not in RESUMED_BY_WRITING
+    if record.sent and page_only:
         detail = _attempt_detail(delivery, outcome, record, held=False)
         state = record_page_alone(
             runtime.engine, delivery, record.values, detail, durable=durable, now=now
@@ -383,15 +384,14 @@ def _record_in_full(
         # The row as our claim's RETURNING left it: under the lease nothing else changes it
         # (outbox rows are never deleted), so it is not read again, only updated. The event
         # is stamped with the case's state, read by its INSERT.
-        sent = record.values["state"] == channels.SENT
         any_held = None
-        if sent and delivery.channel is Via.APPRISE:
+        if record.sent and delivery.channel is Via.APPRISE:
             any_held = record_sent_page(session, delivery, record.values)
         else:
             update_delivery(session, delivery.id, record.values)
         resent: list[str] = []
         held = record.held
-        if sent:
+        if record.sent:
             if outcome.error is None:
                 resumed_by_delivery(session, delivery, now=now)
             resent = resend_on_recovery(session, delivery, now=now, any_held=any_held)
@@ -435,6 +435,10 @@ class Record:
     values: dict[str, Any]
     held: bool = False
     exhausted: bool = False
+
+    @property
+    def sent(self) -> bool:
+        return bool(self.values["state"] == channels.SENT)
 
 
 def _record_of(
