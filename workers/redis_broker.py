@@ -28,6 +28,8 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 
 
 class Channel(redis.Channel):  # type: ignore[misc]
+    _publishing_client: Any = None
+
     def _connparams(self, asynchronous: bool = False) -> dict[str, Any]:
         if self.connection.client is None:
             raise RedisConnectionError("the broker connection was already closed")
@@ -37,10 +39,10 @@ class Channel(redis.Channel):  # type: ignore[misc]
     def _create_client(self, asynchronous: bool = False) -> Any:
         if asynchronous:  # the consumer's BRPOP client: kombu keeps it already
             return super()._create_client(asynchronous=True)  # type: ignore[no-untyped-call]
-        kept = self.__dict__.get("_publishing_client")
+        kept = self._publishing_client
         # A reconnect drops the channel's pool: a new pool, a new client
         if kept is None or kept.connection_pool is not self.pool:
-            kept = self.__dict__["_publishing_client"] = super()._create_client()  # type: ignore[no-untyped-call]
+            kept = self._publishing_client = super()._create_client()  # type: ignore[no-untyped-call]
         return kept
 
 
