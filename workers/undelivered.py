@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from celery import Celery
-from sqlalchemy import String, bindparam, exists, func, true
+from sqlalchemy import ColumnElement, FromClause, String, bindparam, exists, func, true
 from sqlalchemy import select as sa_select
 from sqlalchemy import update as sa_update
 from sqlalchemy.engine import Engine
@@ -219,28 +219,30 @@ def worked_since(session: Session, held: Delivery, *, since: datetime) -> Delive
 # Asked after every page that worked, and nearly always empty: built once, and probed on the
 # connection, past the ORM (its autoflush and result setup made the ORM query about 40 % of
 # a send's record).
-_HELD_WHERE = (
-    col(Delivery.target) == bindparam("target"),
-    col(Delivery.id) != bindparam("sent"),
-    one_of(col(Delivery.purpose), PAGES),
-    # Written into the SQL: psycopg prepares a statement run five times, and PostgreSQL's
-    # generic plan can use the index of held rows (ix_deliveries_held) only when it sees
-    # them. Bound, it read the whole outbox at every page that worked.
-    one_of(col(Delivery.state), HELD),
-    one_of(col(Escalation.state), OPEN_FOR_DECISION),
-)
+def _held_pages(outbox: FromClause, target: str) -> tuple[ColumnElement[bool], ...]:
+    """Pages on the channel bound as `target` waiting to be sent again, other than `sent`."""
+    return (
+        outbox.c.target == bindparam(target),
+        outbox.c.id != bindparam("sent"),
+        one_of(outbox.c.purpose, PAGES),
+        # Written into the SQL: psycopg prepares a statement run five times, and PostgreSQL's
+        # generic plan can use the index of held rows (ix_deliveries_held) only when it sees
+        # them. Bound, it read the whole outbox at every page that worked.
+        one_of(outbox.c.state, HELD),
+    )
+
+
+_HELD_WHERE = (*_held_pages(OUTBOX, "target"), one_of(col(Escalation.state), OPEN_FOR_DECISION))
 _JOIN_CASE = col(Escalation.id) == col(Delivery.escalation_id)
 _ANY_HELD = select(Delivery.id).join(Escalation, _JOIN_CASE).where(*_HELD_WHERE).limit(1)
 _HELD = select(Delivery, Escalation).join(Escalation, _JOIN_CASE).where(*_HELD_WHERE)
 
 
 _held = OUTBOX.alias("held")
-# Does `channel_target` hold pages to send again (other than `sent`), of cases still open?
+# The same question inside an UPDATE of the outbox, whose own columns a parameter named
+# `target` would set: does `channel_target` hold pages to send again, of cases still open?
 _ANY_HELD_ON_CHANNEL = exists().where(
-    _held.c.target == bindparam("channel_target"),
-    _held.c.id != bindparam("sent"),
-    one_of(_held.c.purpose, PAGES),
-    one_of(_held.c.state, HELD),
+    *_held_pages(_held, "channel_target"),
     exists().where(
         CASES.c.id == _held.c.escalation_id,
         one_of(CASES.c.state, OPEN_FOR_DECISION),
