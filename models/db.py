@@ -9,8 +9,9 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import event, text
+from sqlalchemy import CTE, String, bindparam, event, func, text, true
 from sqlalchemy import exc as sa_exc
+from sqlalchemy import select as sa_select
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, create_engine
 
@@ -118,6 +119,21 @@ def unavailable(error: BaseException) -> bool:
         | sa_exc.DisconnectionError
         | sa_exc.TimeoutError,
     )
+
+
+def commit_setting() -> CTE:
+    """For a statement run alone (`transaction(..., one_statement=True)`, PostgreSQL): a CTE
+    setting the synchronous_commit of its own commit to the bound `sync` ('off': the commit
+    does not wait for the disk; None: the setting in force). The statement must read it.
+    `set_config(..., true)` lasts until that commit, so the connection keeps its setting."""
+    in_force = func.current_setting("synchronous_commit")
+    return sa_select(
+        func.set_config(
+            "synchronous_commit",
+            func.coalesce(bindparam("sync", type_=String), in_force),
+            true(),
+        )
+    ).cte("sync")
 
 
 @contextmanager

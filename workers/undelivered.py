@@ -11,13 +11,13 @@ from pathlib import Path
 from typing import Any
 
 from celery import Celery
-from sqlalchemy import ColumnElement, FromClause, String, bindparam, exists, func, true
+from sqlalchemy import ColumnElement, FromClause, bindparam, exists
 from sqlalchemy import select as sa_select
 from sqlalchemy import update as sa_update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from models.db import transaction
+from models.db import commit_setting, transaction
 from models.sql import one_of
 from models.store import (
     add_event,
@@ -269,13 +269,7 @@ NOT_RECORDED = NotRecorded.NOT_RECORDED
 # always; otherwise nothing, and the full transaction records the page and re-sends them
 # together. `sync` is this statement's own synchronous_commit. (The event is written only
 # with the record: outbox rows are never deleted, so the row is there to record.)
-_sync = sa_select(  # `sync` None: the setting in force, as a plain transaction would commit
-    func.set_config(
-        "synchronous_commit",
-        func.coalesce(bindparam("sync", type_=String), func.current_setting("synchronous_commit")),
-        true(),
-    )
-).cte("sync")
+_sync = commit_setting()
 _check = sa_select(_ANY_HELD_ON_CHANNEL.label("held")).select_from(_sync).cte("held_check")
 _any_held = sa_select(_check.c.held).scalar_subquery()
 _recorded = (
