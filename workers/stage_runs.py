@@ -10,11 +10,12 @@ from functools import partial
 from typing import Any, Protocol
 
 from celery import Celery
-from sqlalchemy import bindparam
+from sqlalchemy import bindparam, exists
+from sqlalchemy import select as sa_select
 from sqlalchemy import update as sa_update
 from sqlmodel import Session
 
-from models.db import transaction
+from models.db import commit_setting, transaction
 from models.store import (
     CaseState,
     append_event,
@@ -88,37 +89,58 @@ _COUNT_ATTEMPT = (
     .values(attempts=CASES.c.attempts + 1, updated_at=bindparam("now"))
     .returning(CASES.c.attempts, CASES.c.snapshot, citing_open_cases(bindparam("case")).exists())
 )
-_PARK = sa_update(CASES).where(CASES.c.id == bindparam("case"))
+# PostgreSQL: the count is a statement that commits by itself, not waiting for the disk (a
+# lost count only means one more try): one round trip where BEGIN, the count and COMMIT took
+# three, before every stage a task runs (docs/PERFORMANCE.md).
+_ASYNC_COMMIT = commit_setting()
+_COUNT_ATTEMPT_ALONE = _COUNT_ATTEMPT.where(exists(sa_select(_ASYNC_COMMIT))).add_cte(_ASYNC_COMMIT)
+_PARK = sa_update(CASES).where(CASES.c.id == bindparam("case"), CASES.c.state == bindparam("was"))
 
 
 def begin_attempt(runtime: Runtime, escalation_id: str, expected: State) -> Attempt | None:
     """Count this attempt in its own commit; park the case in dead_letter when it keeps failing.
     Returns the attempt, or None: no effect."""
     now = datetime.now(UTC)
-    with transaction(runtime.engine, bookkeeping=True) as session:
-        connection = session.connection()
-        found = connection.execute(
-            _COUNT_ATTEMPT, {"case": escalation_id, "expected": expected.value, "now": now}
-        ).first()
-        if found is None:
-            return None  # already done by an earlier run of this message: no effect
-        attempts, snapshot, cited = found
-        attempt = Attempt(escalation_id, attempts, dict(snapshot or {}), bool(cited))
-        if attempt.attempts <= runtime.settings.max_stage_attempts:
-            return attempt
-        parked = check_transition(expected, State.DEAD_LETTER)
-        connection.execute(
-            _PARK, {"case": escalation_id, "state": parked.value, "next_action_at": None}
+    engine = runtime.engine
+    alone = engine.dialect.name == "postgresql"
+    count = {"case": escalation_id, "expected": expected.value, "now": now, "sync": "off"}
+    with transaction(engine, bookkeeping=True, one_statement=alone) as session:
+        found = (
+            session.connection()
+            .execute(_COUNT_ATTEMPT_ALONE if alone else _COUNT_ATTEMPT, count)
+            .first()
         )
+    if found is None:
+        return None  # already done by an earlier run of this message: no effect
+    attempts, snapshot, cited = found
+    attempt = Attempt(escalation_id, attempts, dict(snapshot or {}), bool(cited))
+    if attempt.attempts <= runtime.settings.max_stage_attempts:
+        return attempt
+    _park(runtime, attempt, expected, now=now)
+    return None
+
+
+def _park(runtime: Runtime, attempt: Attempt, expected: State, *, now: datetime) -> None:
+    """A case whose stage kept failing, parked in dead_letter (if still where it failed: a
+    crash after the count only means the next try parks it)."""
+    parked = check_transition(expected, State.DEAD_LETTER)
+    case = {"case": attempt.escalation_id, "was": expected.value}
+    with transaction(runtime.engine) as session:
+        moved = session.connection().execute(
+            _PARK, {**case, "state": parked.value, "next_action_at": None}
+        )
+        if not moved.rowcount:
+            return
         stuck = {"stuck_in": expected.value, "attempts": attempt.attempts - 1}
-        append_event(session, CaseState(escalation_id, parked), "dead_lettered", stuck, now=now)
-        log.error(
-            "escalation %s parked in dead_letter after %d attempts in %s",
-            escalation_id,
-            attempt.attempts - 1,
-            expected.value,
+        append_event(
+            session, CaseState(attempt.escalation_id, parked), "dead_lettered", stuck, now=now
         )
-        return None
+    log.error(
+        "escalation %s parked in dead_letter after %d attempts in %s",
+        attempt.escalation_id,
+        attempt.attempts - 1,
+        expected.value,
+    )
 
 
 def _apply_chained(
