@@ -183,7 +183,15 @@ def _fresh_plugin(url: str) -> Any:
     """A new plugin for one send: threads sending at once share no plugin state, and a kept
     plugin's throttle (its time of last send) would space one channel's sends apart."""
     parsed = _parsed_url(url)
-    return None if parsed is None else apprise.Apprise.instantiate(copy.deepcopy(parsed))
+    if parsed is None:
+        return None
+    try:
+        # Not suppressed by apprise, which would format the plugin's URL for a debug line
+        # at every send (2 % of a worker's CPU, docs/PERFORMANCE.md)
+        return apprise.Apprise.instantiate(copy.deepcopy(parsed), suppress_exceptions=False)
+    except Exception as error:  # its text may quote the URL's secrets: only its kind is logged
+        log.warning("apprise cannot load a %s:// URL (%s)", parsed["schema"], type(error).__name__)
+        return None
 
 
 def _send_once(

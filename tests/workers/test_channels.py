@@ -6,11 +6,12 @@ import logging
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from tests.support.sink import HttpSink
-from workers.channels import FAILED, SENT, ChannelBook, send
+from workers.channels import FAILED, SENT, Channel, ChannelBook, send
 
 
 def book_for(tmp_path: Path, url: str, tag: str = "ops") -> ChannelBook:
@@ -97,3 +98,24 @@ def test_a_send_leaves_apprise_chatter_out_of_the_log_but_not_its_failures(
     )
     failures = [r for r in caplog.records if r.name.startswith("apprise")]
     assert failures and all(r.levelno >= logging.WARNING for r in failures)
+
+
+def test_a_url_its_plugin_refuses_fails_naming_the_channel_not_its_secret(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # Given a channel whose URL apprise parses but whose plugin refuses it (a Slack URL
+    # missing its second token, its first one a secret)
+    url = "slack://T1secretXYZ"
+    channel = Channel(
+        tag="ops", name="slack://T...Z #0123", service=SimpleNamespace(url=lambda: url)
+    )
+    # When a page is sent on it
+    outcome = send(channel, title="t", body="b", tries=1, first_backoff=0.01, timeout=5)
+    # Then the send failed, saying so, and nothing we logged quotes the URL's secret
+    assert (outcome.state, outcome.error) == (
+        FAILED,
+        f"{channel.name}: apprise cannot load this URL",
+    )
+    ours = [r.getMessage() for r in caplog.records if r.name == "workers.channels"]
+    assert ours == ["apprise cannot load a slack:// URL (AppriseImproperlyConfigured)"]
+    assert "secretXYZ" not in caplog.text
