@@ -188,7 +188,7 @@ class Real:
 class Floor:
     """The plain chain of bench/floor_app.py, its worker in a subprocess."""
 
-    def __init__(self, url: str, sink_url: str, writes: int) -> None:
+    def __init__(self, url: str, sink_url: str, writes: int, posts: int = 1) -> None:
         self.queue = private_queue("bench-floor")
         self.env = {
             "BENCH_FLOOR_DATABASE": url,
@@ -196,6 +196,7 @@ class Floor:
             "BENCH_FLOOR_QUEUE": self.queue,
             "BENCH_FLOOR_SINK": f"{sink_url}/floor",
             "BENCH_FLOOR_WRITES": str(writes),
+            "BENCH_FLOOR_POSTS": str(posts),
         }
         os.environ.update(self.env)  # the driver's copy of the app sends to the same queue
         import bench.floor_app as floor_app
@@ -225,11 +226,21 @@ class Floor:
         return time.perf_counter() - started
 
 
+def posted(sink: PlatformSink) -> int:
+    """POSTs the service's channels have received so far."""
+    return sum(sink.count(f"/{tag}") for tag in TAGS)
+
+
 def measure(
-    cases: int, runs: int, *, history: int = 0, log_dir: Path | None = None
+    cases: int,
+    runs: int,
+    *,
+    history: int = 0,
+    floor_posts: int = 1,
+    log_dir: Path | None = None,
 ) -> dict[str, Any]:
     """Figures for `runs` alternating rounds of `cases` each, after one warm-up round, with
-    `history` closed cases stored first."""
+    `history` closed cases stored first; the floor posts `floor_posts` times a case."""
     with (
         tempfile.TemporaryDirectory() as tmp,
         postgres_database() as url,
@@ -240,12 +251,12 @@ def measure(
         if history:
             store_history(url, history)
         with celery_worker("workers.celery_app", real.queue, real.env, log=logs / "real.log"):
-            before = row_writes(url)
+            before, posts_before = row_writes(url), posted(sink)
             real.round(cases, "warm-up", sink)
-            after = row_writes(url)
+            after, posts = row_writes(url), (posted(sink) - posts_before) / cases
             writes = round((after[0] - before[0]) / cases)
             commits = (after[1] - before[1]) / cases
-            floor = Floor(url, sink.url, writes)
+            floor = Floor(url, sink.url, writes, floor_posts)
             with celery_worker("bench.floor_app", floor.queue, floor.env, log=logs / "floor.log"):
                 floor.round(cases, "floor-warm-up", sink)
                 rounds = iter(range(10**6))
@@ -257,11 +268,13 @@ def measure(
                     return {"real": real_rate, "floor": floor_rate, "ratio": real_rate / floor_rate}
 
                 figures = repeat(runs, one)
-    return {**figures, "writes": writes, "commits": commits}
+    return {
+        **figures, "writes": writes, "commits": commits, "posts": posts, "floor_posts": floor_posts
+    }  # fmt: skip
 
 
-def report(cases: int, runs: int, history: int = 0) -> None:
-    figures = measure(cases, runs, history=history)
+def report(cases: int, runs: int, history: int = 0, floor_posts: int = 1) -> None:
+    figures = measure(cases, runs, history=history, floor_posts=floor_posts)
     ratio = figures["ratio"]
     stored = f", {history:,} closed cases stored before" if history else ""
     print(f"end to end, {cases} cases a round{stored}, Redis + PostgreSQL, prefork --concurrency 2")
@@ -272,6 +285,10 @@ def report(cases: int, runs: int, history: int = 0) -> None:
         f"  per case the service wrote {figures['writes']} rows in "
         f"{figures['commits']:.1f} commits (the floor: {figures['writes']} rows, 7 commits)"
     )
+    print(
+        f"  per case the service posted {figures['posts']:g} times to its channels "
+        f"(the floor: {figures['floor_posts']})"
+    )
 
 
 def main() -> None:
@@ -281,8 +298,12 @@ def main() -> None:
     # session 17): a median of three moves by more than most changes.
     parser.add_argument("--runs", type=int, default=RUNS)
     parser.add_argument("--history", type=int, default=0, help="closed cases stored first")
+    # Issue #16's floor posts once; the service posts once a channel it pages and notifies
+    parser.add_argument(
+        "--floor-posts", type=int, default=1, help="HTTP posts a floor case makes (default 1)"
+    )
     args = parser.parse_args()
-    report(args.cases, args.runs, args.history)
+    report(args.cases, args.runs, args.history, args.floor_posts)
 
 
 if __name__ == "__main__":

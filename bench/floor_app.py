@@ -5,6 +5,10 @@ posts once to the HTTP sink); the driver then answers in-process (`answer`, one 
 transaction) and sends tasks 4-5 (close, deliver the wake). Each of the seven transactions
 writes its share of the rows a real case writes. Run by bench/e2e.py as
 `celery -A bench.floor_app worker` with BENCH_FLOOR_* in the environment.
+
+BENCH_FLOOR_POSTS (1 by default, the floor of issue #16) posts that many times a case
+instead, the first half at task 3 and the rest at task 5, as a case pages and then sends its
+resolution notices: a floor that notifies as often as the service does.
 """
 
 from __future__ import annotations
@@ -80,6 +84,12 @@ def write(case_id: str, index: int) -> None:
             )
 
 
+def posts_at(index: int) -> int:
+    """How many times task `index` posts: BENCH_FLOOR_POSTS a case, split over tasks 3 and 5."""
+    total = int(os.environ.get("BENCH_FLOOR_POSTS", "1"))
+    return {3: total - total // 2, 5: total // 2}.get(index, 0)
+
+
 def answer(case_id: str) -> None:
     """The driver's in-process answer, then the nudge to close."""
     write(case_id, STEPS)
@@ -92,7 +102,7 @@ def answer(case_id: str) -> None:
 def step(case_id: str, index: int) -> None:
     """One link of the chain; it stops before ANSWER until the driver answers."""
     write(case_id, index)
-    if index == 3:
+    for _ in range(posts_at(index)):
         body = b'{"title": "floor", "body": "one notification"}'
         request = urllib.request.Request(
             os.environ["BENCH_FLOOR_SINK"], data=body, headers={"Content-Type": "application/json"}

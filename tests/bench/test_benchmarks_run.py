@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import dashboard, e2e, sweep
+from bench import dashboard, e2e, floor_app, sweep
 from tests.support.services import POSTGRES, REDIS, require
 
 
@@ -45,14 +45,32 @@ def test_the_end_to_end_benchmark_runs_beside_its_floor(
     # Given Redis and PostgreSQL are up
     require(REDIS, "Redis")
     require(POSTGRES, "PostgreSQL")
-    # When the end-to-end benchmark runs three rounds of three cases over a stored history
+    # When the end-to-end benchmark runs three rounds of three cases over a stored history,
+    # its floor posting four times a case
     # (the counters' full wait makes the floor's row count exact, not this check: 22 s saved)
     monkeypatch.setattr(e2e, "STATS_WAIT", 1.0)
-    e2e.report(cases=3, runs=3, history=20)
+    e2e.report(cases=3, runs=3, history=20, floor_posts=4)
     # Then the service's rate, the floor's and their ratio are printed
     out = capsys.readouterr().out
     assert "service:" in out and "floor:" in out and "ratio:" in out and "n=3" in out
     assert "20 closed cases stored before" in out
+    # and how often each posted: the example design pages a primary and a copy, then tells
+    # both the outcome
+    assert "the service posted 4 times to its channels (the floor: 4)" in out
+
+
+@pytest.mark.parametrize(
+    ("posts", "by_task"), [(None, {3: 1}), ("4", {3: 2, 5: 2}), ("3", {3: 2, 5: 1})]
+)
+def test_the_floor_posts_its_share_at_paging_and_at_closing(
+    monkeypatch: pytest.MonkeyPatch, posts: str | None, by_task: dict[int, int]
+) -> None:
+    if posts is None:
+        monkeypatch.delenv("BENCH_FLOOR_POSTS", raising=False)
+    else:
+        monkeypatch.setenv("BENCH_FLOOR_POSTS", posts)
+    made = {index: floor_app.posts_at(index) for index in range(floor_app.STEPS)}
+    assert {index: n for index, n in made.items() if n} == by_task
 
 
 def test_the_dashboard_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
