@@ -35,18 +35,18 @@ def shared_workers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SharedW
 # process, so its items stay together. Any other prefix's items are units one by one, its
 # seconds for each.
 HEAVY: tuple[tuple[str, float], ...] = (
-    ("tests/security/test_schemathesis.py", 67),
-    ("tests/workers/test_blocker_orders.py", 66),
+    ("tests/workers/test_blocker_orders.py", 57),
+    ("tests/security/test_schemathesis.py", 55),
     ("tests/chaos/", 48),
-    ("tests/api/test_serve.py::test_kill_9_right_after_intake", 35),
+    ("tests/api/test_claude_hook.py::test_allowed_at_once_or_by_a_person", 37),
+    ("tests/bench/test_benchmarks_run.py::test_the_end_to_end", 34),
     ("tests/api/test_first_minutes.py::test_escalate_wait_rides_out", 30),
-    ("tests/api/test_claude_hook.py::test_allowed_at_once_or_by_a_person", 30),
     ("tests/api/test_claude_hook.py::test_a_defaulted_case_denies", 29),
-    ("tests/bench/test_benchmarks_run.py::test_the_end_to_end", 27),
     ("tests/api/test_console_browser.py", 26),  # one Chromium for the module
     ("tests/workers/test_intake_outage.py::test_raises_sent_while", 25),
     ("tests/api/test_serve.py::test_kill_9_while_waiting", 24),
-    ("tests/api/test_first_minutes.py::test_a_second_serve_refuses", 24),
+    ("tests/api/test_serve.py::test_kill_9_right_after_intake", 23),
+    ("tests/api/test_first_minutes.py::test_a_second_serve_refuses", 20),
     ("tests/workers/test_intake_killed.py::", 19),
     ("tests/api/test_langgraph.py::test_an_interrupt_is_decided", 18),
     ("tests/api/test_serve.py::test_an_answer_link_over_real_http", 18),
