@@ -121,6 +121,12 @@ def unavailable(error: BaseException) -> bool:
     )
 
 
+def runs_alone(engine: Engine) -> bool:
+    """Whether `transaction(engine, one_statement=True)` runs its statement as a transaction of
+    its own, with no BEGIN or COMMIT sent (PostgreSQL through psycopg)."""
+    return engine in _one_trip
+
+
 def commit_setting() -> CTE:
     """For a statement run alone (`transaction(..., one_statement=True)`, PostgreSQL): a CTE
     setting the synchronous_commit of its own commit to the bound `sync` ('off': the commit
@@ -152,11 +158,11 @@ def transaction(
     by itself: one round trip where BEGIN, the statement and COMMIT took three. Nothing is
     left to roll back (a statement that fails changes nothing), and a second statement would
     commit on its own: one statement only. It says its own `synchronous_commit` if it needs
-    one (`set_config(..., true)` lasts until its commit). Elsewhere it is an ordinary
-    transaction."""
+    one (`commit_setting`), as `bookkeeping` then has no transaction to set it in. Elsewhere
+    (`runs_alone` false) it is an ordinary transaction, `bookkeeping` as asked."""
     one_trip = bookkeeping and engine in _one_trip
     bind = engine.execution_options(**{_BOOKKEEPING: True}) if one_trip else engine
-    if one_statement and engine in _one_trip:
+    if one_statement and runs_alone(engine):
         bind = engine.execution_options(**{_ALONE: True})
     with Session(bind, expire_on_commit=False) as session:
         try:

@@ -15,7 +15,7 @@ from sqlalchemy import select as sa_select
 from sqlalchemy import update as sa_update
 from sqlmodel import Session
 
-from models.db import commit_setting, transaction
+from models.db import commit_setting, runs_alone, transaction
 from models.store import (
     CaseState,
     append_event,
@@ -94,7 +94,13 @@ _COUNT_ATTEMPT = (
 # three, before every stage a task runs (docs/PERFORMANCE.md).
 _ASYNC_COMMIT = commit_setting()
 _COUNT_ATTEMPT_ALONE = _COUNT_ATTEMPT.where(exists(sa_select(_ASYNC_COMMIT))).add_cte(_ASYNC_COMMIT)
-_PARK = sa_update(CASES).where(CASES.c.id == bindparam("case"), CASES.c.state == bindparam("was"))
+# Parks the case only as that count left it: not one moved on since (reassigned, its count
+# reset), nor twice when two runs raced past the limit (the last count parks).
+_PARK = sa_update(CASES).where(
+    CASES.c.id == bindparam("case"),
+    CASES.c.state == bindparam("was"),
+    CASES.c.attempts == bindparam("counted"),
+)
 
 
 def begin_attempt(runtime: Runtime, escalation_id: str, expected: State) -> Attempt | None:
@@ -102,9 +108,9 @@ def begin_attempt(runtime: Runtime, escalation_id: str, expected: State) -> Atte
     Returns the attempt, or None: no effect."""
     now = datetime.now(UTC)
     engine = runtime.engine
-    alone = engine.dialect.name == "postgresql"
+    alone = runs_alone(engine)
     count = {"case": escalation_id, "expected": expected.value, "now": now, "sync": "off"}
-    with transaction(engine, bookkeeping=True, one_statement=alone) as session:
+    with transaction(engine, bookkeeping=True, one_statement=True) as session:
         found = (
             session.connection()
             .execute(_COUNT_ATTEMPT_ALONE if alone else _COUNT_ATTEMPT, count)
@@ -121,10 +127,10 @@ def begin_attempt(runtime: Runtime, escalation_id: str, expected: State) -> Atte
 
 
 def _park(runtime: Runtime, attempt: Attempt, expected: State, *, now: datetime) -> None:
-    """A case whose stage kept failing, parked in dead_letter (if still where it failed: a
-    crash after the count only means the next try parks it)."""
+    """A case whose stage kept failing, parked in dead_letter in a transaction after the
+    count's (a crash between them only means the next try parks it)."""
     parked = check_transition(expected, State.DEAD_LETTER)
-    case = {"case": attempt.escalation_id, "was": expected.value}
+    case = {"case": attempt.escalation_id, "was": expected.value, "counted": attempt.attempts}
     with transaction(runtime.engine) as session:
         moved = session.connection().execute(
             _PARK, {**case, "state": parked.value, "next_action_at": None}

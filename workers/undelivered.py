@@ -17,7 +17,7 @@ from sqlalchemy import update as sa_update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from models.db import commit_setting, transaction
+from models.db import commit_setting, runs_alone, transaction
 from models.sql import one_of
 from models.store import (
     add_event,
@@ -315,7 +315,7 @@ def record_page_alone(
     nothing written, when this cannot record it alone: another database, a record with more
     columns, or a channel holding pages to send again (the caller's full transaction then
     records it and re-sends those in one commit)."""
-    if engine.dialect.name != "postgresql" or set(values) != _ALONE_COLUMNS:
+    if not runs_alone(engine) or set(values) != _ALONE_COLUMNS:
         return NOT_RECORDED
     with transaction(engine, one_statement=True) as session:
         found = (

@@ -18,7 +18,7 @@ from models.db import transaction
 from models.tables import Escalation
 from tests.support.stores import migrated_store
 from workers.runtime import Runtime
-from workers.stage_runs import _COUNT_ATTEMPT_ALONE, Attempt, begin_attempt
+from workers.stage_runs import _COUNT_ATTEMPT_ALONE, Attempt, _park, begin_attempt
 from workflows.states import State
 
 MAX_ATTEMPTS = 2
@@ -98,6 +98,21 @@ def test_a_case_that_keeps_failing_is_parked_once(engine: Engine) -> None:
     # a repeat of the message finds it parked: no second count, no second event
     assert begin_attempt(runtime(engine), "c1", State.DECIDED) is None
     assert case(engine) == ("dead_letter", MAX_ATTEMPTS + 1, ["dead_lettered"])
+
+
+def test_a_case_that_moved_on_after_its_count_is_not_parked(engine: Engine) -> None:
+    # Given a count past the limit, and before its park the case was reassigned (its count
+    # reset), or another run counted again and parks it itself
+    over = Attempt("c1", MAX_ATTEMPTS + 1, {}, cited=False)
+    for reset_to in (0, MAX_ATTEMPTS + 2):
+        with engine.begin() as connection:
+            connection.execute(
+                text("UPDATE escalations SET attempts = :n WHERE id = 'c1'"), {"n": reset_to}
+            )
+        # When the first count's park comes
+        _park(runtime(engine), over, State.DECIDED, now=NOW)
+        # Then it leaves the case as it is now
+        assert case(engine) == ("decided", reset_to, [])
 
 
 def test_the_count_commits_without_waiting_for_the_disk(tmp_path: Path) -> None:
