@@ -14,9 +14,10 @@ kombu ignores while closing, so Celery goes on to reconnect. The messages it cou
 back stay in Redis's unacked index and return after the visibility timeout, and SQL (the
 truth) re-drives their cases well before that.
 
-A channel also keeps the one Redis client it publishes with. kombu builds a new client for
-every publish, and building one (its 170 response callbacks) was a fifth of `send_task`'s
-CPU; redis-py's clients are thread-safe, as the connection pool below them is.
+A channel also keeps the one Redis client it sends its commands with (publishes, acks, the
+rest; the consumer's BRPOP has its own). kombu built a new client for every command, and
+building one (its 170 response callbacks) was a fifth of `send_task`'s CPU. A client holds
+no connection of its own: its pool, locked and checked for forks, does.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 
 
 class Channel(redis.Channel):  # type: ignore[misc]
-    _publishing_client: Any = None
+    _command_client: Any = None
 
     def _connparams(self, asynchronous: bool = False) -> dict[str, Any]:
         if self.connection.client is None:
@@ -39,10 +40,10 @@ class Channel(redis.Channel):  # type: ignore[misc]
     def _create_client(self, asynchronous: bool = False) -> Any:
         if asynchronous:  # the consumer's BRPOP client: kombu keeps it already
             return super()._create_client(asynchronous=True)  # type: ignore[no-untyped-call]
-        kept = self._publishing_client
-        # A reconnect drops the channel's pool: a new pool, a new client
+        kept = self._command_client
+        # Closing the channel, or a fork, drops its pool: a new pool, a new client
         if kept is None or kept.connection_pool is not self.pool:
-            kept = self._publishing_client = super()._create_client()  # type: ignore[no-untyped-call]
+            kept = self._command_client = super()._create_client()  # type: ignore[no-untyped-call]
         return kept
 
 

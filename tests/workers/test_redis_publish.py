@@ -46,9 +46,9 @@ def test_publishes_share_one_client_and_a_dropped_pool_gets_a_new_one(
         # Then one client was built for them, and every message is in the queue
         assert len(built) == 1
         assert probe.llen(queue) == 5
-        # And once the channel drops its pool (as a reconnect does), the next publish
-        # builds a client on the new pool and still arrives
-        channel._disconnect_pools()
+        # And once the channel drops its pool (as a prefork child does after the fork, and a
+        # close), the next publish builds a client on the new pool and still arrives
+        channel._after_fork()
         app.send_task("test.noop", args=[5], connection=connection)
         assert len(built) == 2
         assert built[1].connection_pool is channel.pool
