@@ -40,6 +40,7 @@ from bench.common import (
     verdict,
     wait_for,
 )
+from bench.cpu import MACHINE, cpu_spent
 from bench.platform_sink import PlatformSink, platform_sink
 
 TARGET = 0.75
@@ -271,11 +272,23 @@ def measure(
                 floor_posted = (sink.count("/floor") - before_floor) / cases
                 rounds = iter(range(10**6))
 
+                def timed(side: Real | Floor, run: str) -> tuple[float, dict[str, float]]:
+                    """The side's rate over one round, and its CPU a case by group (ms)."""
+                    with cpu_spent() as spent:
+                        seconds = side.round(cases, run, sink)
+                    return cases / seconds, {k: v / cases * 1000 for k, v in spent().items()}
+
                 def one() -> dict[str, float]:
                     n = next(rounds)
-                    real_rate = cases / real.round(cases, f"run-{n}", sink)
-                    floor_rate = cases / floor.round(cases, f"floor-{n}", sink)
-                    return {"real": real_rate, "floor": floor_rate, "ratio": real_rate / floor_rate}
+                    real_rate, real_cpu = timed(real, f"run-{n}")
+                    floor_rate, floor_cpu = timed(floor, f"floor-{n}")
+                    return {
+                        "real": real_rate,
+                        "floor": floor_rate,
+                        "ratio": real_rate / floor_rate,
+                        **{f"cpu real {k}": v for k, v in real_cpu.items()},
+                        **{f"cpu floor {k}": v for k, v in floor_cpu.items()},
+                    }
 
                 figures = repeat(runs, one)
     return {
@@ -299,6 +312,17 @@ def report(cases: int, runs: int, history: int = 0, floor_posts: int = 1) -> Non
         f"  per case the service posted {figures['posts']:g} times to its channels "
         f"(the floor: {figures['floor_posts']:g})"
     )
+    print("  CPU a case, ms (medians; /proc, by process group: bench/cpu.py):")
+    for side, name in (("real", "service"), ("floor", "floor")):
+        spent = {
+            key.removeprefix(f"cpu {side} "): figure.median
+            for key, figure in figures.items()
+            if key.startswith(f"cpu {side} ")
+        }
+        groups = ", ".join(
+            f"{group} {ms:.1f}" for group, ms in sorted(spent.items()) if group != MACHINE
+        )
+        print(f"    {name}: {spent.get(MACHINE, 0.0):.1f} over the machine; {groups}")
 
 
 def main() -> None:

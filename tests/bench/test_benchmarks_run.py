@@ -57,6 +57,11 @@ def test_the_end_to_end_benchmark_runs_beside_its_floor(
     # and how often each posted: the example design pages a primary and a copy, then tells
     # both the outcome
     assert "the service posted 4 times to its channels (the floor: 4)" in out
+    # and where each side's CPU went, its pool processes under celery
+    assert "CPU a case, ms" in out
+    for side in ("service", "floor"):
+        [line] = [line for line in out.splitlines() if f"{side}: " in line and "machine" in line]
+        assert "celery " in line and "postgres " in line and "driver " in line
 
 
 @pytest.mark.parametrize(
