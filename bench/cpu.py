@@ -22,7 +22,12 @@ GROUPS = (
     ("postgres", "postgres"),
     ("redis-server", "redis"),
 )
-NAMES = (*(group for _, group in GROUPS), "driver", "other")
+Groups = tuple[tuple[str, str], ...]
+
+
+def names(groups: Groups = GROUPS) -> tuple[str, ...]:
+    """Every group a measure reports, the driver (this process) and `other` included."""
+    return (*(group for _, group in groups), "driver", "other")
 
 
 def _machine_seconds() -> float:
@@ -32,13 +37,13 @@ def _machine_seconds() -> float:
     return (user + nice + system + irq + softirq) / TICK
 
 
-def _group_of(pid: int, command: str) -> str:
+def _group_of(pid: int, command: str, groups: Groups) -> str:
     if pid == os.getpid():
         return "driver"
-    return next((group for name, group in GROUPS if name in command), "other")
+    return next((group for name, group in groups if name in command), "other")
 
 
-def _per_group() -> Counter[str]:
+def _per_group(groups: Groups) -> Counter[str]:
     """CPU seconds each group's live processes have spent."""
     spent: Counter[str] = Counter()
     for entry in Path("/proc").iterdir():
@@ -52,16 +57,16 @@ def _per_group() -> Counter[str]:
         # utime and stime are fields 14 and 15; the command name before them may hold spaces
         after_name = stat[stat.rindex(")") + 2 :].split()
         own = (int(after_name[11]) + int(after_name[12])) / TICK
-        spent[_group_of(int(entry.name), command or stat)] += own
+        spent[_group_of(int(entry.name), command or stat, groups)] += own
     return spent
 
 
 @contextmanager
-def cpu_spent() -> Iterator[Callable[[], dict[str, float]]]:
+def cpu_spent(groups: Groups = GROUPS) -> Iterator[Callable[[], dict[str, float]]]:
     """Measure the block; the callable then gives CPU seconds by group and `machine`."""
-    machine, groups = _machine_seconds(), _per_group()
+    machine, before = _machine_seconds(), _per_group(groups)
     figures: dict[str, float] = {}
     yield lambda: figures
-    after = _per_group()
-    figures.update({group: after[group] - groups[group] for group in NAMES})
+    after = _per_group(groups)
+    figures.update({group: after[group] - before[group] for group in names(groups)})
     figures[MACHINE] = _machine_seconds() - machine
