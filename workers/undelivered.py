@@ -272,15 +272,12 @@ NOT_RECORDED = NotRecorded.NOT_RECORDED
 _sync = commit_setting()
 _check = sa_select(_ANY_HELD_ON_CHANNEL.label("held")).select_from(_sync).cte("held_check")
 _any_held = sa_select(_check.c.held).scalar_subquery()
+# What that statement sets on the row: a page that worked, nothing else (no platform refs).
+_ALONE_COLUMNS = frozenset({"state", "last_error", "lease_until", "sent_at"})
 _recorded = (
     sa_update(OUTBOX)
     .where(OUTBOX.c.id == bindparam("sent"), ~_any_held)
-    .values(
-        state=bindparam("state"),
-        last_error=bindparam("last_error"),
-        lease_until=bindparam("lease_until"),
-        sent_at=bindparam("sent_at"),
-    )
+    .values({column: bindparam(column) for column in sorted(_ALONE_COLUMNS)})
     .returning(OUTBOX.c.id)
     .cte("recorded")
 )
@@ -288,8 +285,6 @@ _stamped = stamped_event_insert(exists(sa_select(_recorded.c.id))).cte("stamped"
 _RECORD_PAGE_ALONE = sa_select(
     _any_held.label("held"), sa_select(_stamped.c.state).scalar_subquery().label("state")
 )
-# What that statement sets on the row: a page that worked, nothing else (no platform refs).
-_ALONE_COLUMNS = {"state", "last_error", "lease_until", "sent_at"}
 
 
 def record_sent_page(session: Session, sent: Delivery, values: Mapping[str, Any]) -> bool:
