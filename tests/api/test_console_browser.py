@@ -22,8 +22,9 @@ from models.settings import Settings
 from tests.api.conftest import API_TOKENS, REPO
 from tests.api.console_seed import LONG, copies, raise_case, route
 from tests.api.test_serve import free_port
+from tests.support.services import import_or_missing
 
-playwright_api = pytest.importorskip("playwright.sync_api")
+playwright_api = import_or_missing("playwright.sync_api", "the console's browser tests drive it")
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 FLAGS = [

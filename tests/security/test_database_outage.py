@@ -26,6 +26,7 @@ from api.app import create_app
 from models.settings import Settings
 from tests.api.test_serve import free_port
 from tests.support.rows import mark_awaiting
+from tests.support.services import missing
 from workflows.examples import valid_packet
 
 REPO = Path(__file__).resolve().parents[2]
@@ -65,7 +66,7 @@ class PrivatePostgres:
 @pytest.fixture
 def postgres() -> Iterator[PrivatePostgres]:
     if not BINARIES:
-        pytest.skip("no PostgreSQL server binaries in /usr/lib/postgresql/*/bin")
+        missing("no PostgreSQL server binaries in /usr/lib/postgresql/*/bin")
     user = "postgres" if os.geteuid() == 0 else None
     folder = Path(tempfile.mkdtemp(prefix="escalate-pg-"))
     if user is not None:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import secrets
 import shutil
 import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
+from types import ModuleType
 
 import pytest
 
@@ -27,11 +29,21 @@ def reachable(address: tuple[str, int]) -> bool:
         return False
 
 
-def missing(message: str) -> None:
-    """In CI a missing service or program is a failure, never a skip."""
+def missing(message: str, *, module: bool = False) -> None:
+    """In CI a missing service or program is a failure, never a skip. `module`: called
+    while a test module is imported (a failure there fails the whole run)."""
     if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(message)
-    pytest.skip(message)
+        pytest.fail(message, pytrace=False)
+    pytest.skip(message, allow_module_level=module)
+
+
+def import_or_missing(name: str, why: str) -> ModuleType:
+    """A module only some installs have (dev extras): a skip locally, a failure in CI."""
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        missing(f"{name} is not installed: {why}", module=True)
+        raise  # not reached: missing() always raises
 
 
 def require(address: tuple[str, int], name: str) -> None:
