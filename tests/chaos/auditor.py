@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -26,11 +27,15 @@ class Audit:
     double_decisions: list[str] = field(default_factory=list)
     closed_without_decision: list[str] = field(default_factory=list)
     double_follow_ups: list[str] = field(default_factory=list)
+    # a default is applied only once the window passed: without its one follow-up, a stage
+    # was skipped
+    defaults_without_follow_up: list[str] = field(default_factory=list)
     pages: int = 0
     duplicate_pages: int = 0
     duplicate_allowance: int = 0
     unwoken: list[str] = field(default_factory=list)
     duplicate_wakes: int = 0
+    wake_redeliveries: int = 0  # wakes sent again because no acknowledgement came in time
     not_acknowledged: list[str] = field(default_factory=list)
     secret_found_in: list[str] = field(default_factory=list)
     recovered_in: float = 0.0  # seconds from the end of the fault to the last close
@@ -45,6 +50,7 @@ class Audit:
                 "double_decisions",
                 "closed_without_decision",
                 "double_follow_ups",
+                "defaults_without_follow_up",
                 "unwoken",
                 "not_acknowledged",
                 "secret_found_in",
@@ -55,11 +61,23 @@ class Audit:
             found.append(
                 f"duplicate pages: {self.duplicate_pages} > {self.duplicate_allowance} allowed"
             )
+        # A run is woken once: again only when its acknowledgement was late (recorded as a
+        # redelivery) or a fault hit between the wake's send and its record
+        wakes_allowed = self.wake_redeliveries + self.duplicate_allowance
+        if self.duplicate_wakes > wakes_allowed:
+            found.append(f"duplicate wakes: {self.duplicate_wakes} > {wakes_allowed} allowed")
         return found
 
     def ids_in_question(self) -> list[str]:
         """The cases a broken promise names, for `explain`."""
-        names = ("lost", "parked", "double_decisions", "closed_without_decision", "unwoken")
+        names = (
+            "lost",
+            "parked",
+            "double_decisions",
+            "closed_without_decision",
+            "defaults_without_follow_up",
+            "unwoken",
+        )
         return sorted({i for name in (*names, "not_acknowledged") for i in getattr(self, name)})
 
     def figures(self) -> dict[str, Any]:
@@ -83,7 +101,8 @@ def sql(cluster: Cluster, statement: str, **params: Any) -> list[Any]:
 def cases_of(cluster: Cluster, prefix: str) -> list[Any]:
     return sql(
         cluster,
-        "SELECT id, state, resumed_at, wake FROM escalations WHERE run_id LIKE :p",
+        "SELECT id, state, resumed_at, wake, wake_redeliveries FROM escalations "
+        "WHERE run_id LIKE :p",
         p=f"{prefix}%",
     )
 
@@ -109,9 +128,9 @@ def audit(
     since: float,
     timeout: float,
     allowance: int = 0,
-    secret: str | None = None,
 ) -> Audit:
-    """Wait (up to `timeout`) for the run's cases to settle, then check every promise."""
+    """Wait (up to `timeout`) for the run's cases to settle, then check every promise; the
+    secrets seeded into the cluster so far (`drive.seed_secret`) must show nowhere."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and not settled(cluster, prefix, woken=True):
         time.sleep(0.3)
@@ -122,15 +141,13 @@ def audit(
     report.closed = sum(row.state == "closed" for row in rows)
     report.lost = sorted(row.id for row in rows if row.state not in TERMINAL)
     report.parked = sorted(row.id for row in rows if row.state == "dead_letter")
-    decisions = Counter(
-        r.escalation_id
-        for r in sql(
-            cluster,
-            "SELECT d.escalation_id FROM decisions d JOIN escalations e "
-            "ON e.id = d.escalation_id WHERE e.run_id LIKE :p",
-            p=f"{prefix}%",
-        )
+    decided = sql(
+        cluster,
+        "SELECT d.escalation_id, d.is_default FROM decisions d JOIN escalations e "
+        "ON e.id = d.escalation_id WHERE e.run_id LIKE :p",
+        p=f"{prefix}%",
     )
+    decisions = Counter(r.escalation_id for r in decided)
     report.double_decisions = sorted(i for i, n in decisions.items() if n > 1)
     closed = [row for row in rows if row.state == "closed"]
     report.closed_without_decision = sorted(r.id for r in closed if r.id not in decisions)
@@ -144,6 +161,9 @@ def audit(
         )
     )
     report.double_follow_ups = sorted(i for i, n in follow_ups.items() if n > 1)
+    report.defaults_without_follow_up = sorted(
+        r.escalation_id for r in decided if r.is_default and follow_ups[r.escalation_id] != 1
+    )
     pages = pages_by_case(cluster, ids)
     report.pages = sum(pages.values())
     report.duplicate_pages = sum(n - 1 for n in pages.values())
@@ -151,9 +171,9 @@ def audit(
     woken = [row for row in closed if row.wake]
     report.unwoken = sorted(r.id for r in woken if r.id not in wakes)
     report.duplicate_wakes = sum(n - 1 for n in wakes.values())
+    report.wake_redeliveries = sum(r.wake_redeliveries for r in woken)
     report.not_acknowledged = sorted(r.id for r in woken if r.resumed_at is None)
-    if secret:
-        report.secret_found_in = places_holding(cluster, secret)
+    report.secret_found_in = places_holding(cluster, cluster.seeded)
     return report
 
 
@@ -171,19 +191,25 @@ def pages_by_case(cluster: Cluster, ids: set[str]) -> Counter[tuple[str, str, st
     return counted
 
 
-def places_holding(cluster: Cluster, secret: str) -> list[str]:
-    """Where the seeded secret shows: the sink's bodies, any database row, any log."""
+def places_holding(cluster: Cluster, seeded: Sequence[str]) -> list[str]:
+    """Where a seeded secret shows: the sink's bodies, any database row, any log."""
+    if not seeded:
+        return []
+
+    def holds(found_text: str) -> bool:
+        return any(secret in found_text for secret in seeded)
+
     found = []
-    if any(secret in post.text for post in cluster.sink.received()):
+    if any(holds(post.text) for post in cluster.sink.received()):
         found.append("sink")
     tables = sql(
         cluster, "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename"
     )
     for (table,) in tables:
         rows = sql(cluster, f'SELECT row_to_json(t)::text FROM "{table}" t')
-        if any(secret in row[0] for row in rows):
+        if any(holds(row[0]) for row in rows):
             found.append(f"database:{table}")
-    if secret in cluster.logs():
+    if holds(cluster.logs()):
         found.append("logs")
     return found
 

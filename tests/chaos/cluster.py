@@ -175,6 +175,7 @@ class Cluster:
     beats: list[Process] = field(default_factory=list)
     api: Process | None = None
     started_workers: int = 0
+    seeded: list[str] = field(default_factory=list)  # secrets raised, never to be found
 
     @property
     def api_url(self) -> str:
@@ -272,8 +273,9 @@ class Cluster:
         return all(len(w.children()) >= self.concurrency for w in self.live_workers())
 
     def logs(self) -> str:
-        """Every process's log, for the auditor's secret check."""
-        texts = [path.read_text(errors="replace") for path in self.folder.glob("*.log")]
+        """Every process's log, PostgreSQL's own included, for the auditor's secret check."""
+        paths = [*self.folder.glob("*.log"), self.postgres.data_dir / "server.log"]
+        texts = [path.read_text(errors="replace") for path in paths if path.exists()]
         return "\n".join([*texts, self.agent.log()])
 
     def stop(self) -> None:

@@ -6,9 +6,11 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 from tests.chaos.cluster import Cluster, running_cluster
+from tests.chaos.drive import agent_celery, run_prefix, seed_secret
 from tests.chaos.sizes import SIZES
 from tests.support.agent_venv import cached_celery_only_venv
 from tests.support.services import require_program
@@ -35,6 +37,9 @@ def deployment(agent_python: Path) -> Iterator[Cluster]:
 
 @pytest.fixture
 def cluster(deployment: Cluster) -> Cluster:
-    """The deployment, every server up and WORKERS workers consuming, whatever ran before."""
+    """The deployment, every server up and WORKERS workers consuming, whatever ran before;
+    a fresh cloud key raised and refused, which the fault's audit must find nowhere."""
     deployment.heal(WORKERS)
+    with httpx.Client() as client:
+        seed_secret(client, agent_celery(deployment), deployment, run_prefix("seeded"))
     return deployment

@@ -90,4 +90,5 @@ def seed_secret(client: httpx.Client, app: Celery, cluster: Cluster, run_id: str
     refused = raise_http(client, cluster, body)
     assert refused.status_code == 422 and key not in refused.text, refused.text
     raise_by_name(app, cluster, {**body, "packet_id": "esc-901"})
+    cluster.seeded.append(key)
     return key

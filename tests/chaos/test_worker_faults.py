@@ -48,7 +48,7 @@ def test_worker_children_killed_through_every_stage_lose_nothing(cluster: Cluste
     killer.start()
     try:
         with httpx.Client() as client:
-            secret = seed_secret(client, agent_celery(cluster), cluster, f"{prefix}-secret")
+            seed_secret(client, agent_celery(cluster), cluster, f"{prefix}-secret")
             for index in range(SIZES.child_kill_cases):
                 response = raise_http(client, cluster, packet(f"{prefix}-{index % 8}", index))
                 assert response.status_code == 201, response.text
@@ -73,7 +73,6 @@ def test_worker_children_killed_through_every_stage_lose_nothing(cluster: Cluste
         since=since,
         timeout=SIZES.settle,
         allowance=len(kills),
-        secret=secret,
     )
     result.extra["kills"] = len(kills)
     result.extra["states_at_kills"] = sorted({s for k in kills for s in k.split(",") if s})
