@@ -2,10 +2,11 @@
 
 Redis + PostgreSQL, one prefork worker `--concurrency 2`, cases raised and answered in
 rounds as bench/e2e.py does; the resident memory of the worker and its pool processes
-is read from /proc after the first mark and after the last. 50 k cases take hours on a
-loaded machine: `--marks` chooses the sizes.
+is read from /proc at each mark. Each run starts a fresh worker on a fresh database; the
+figures are medians over `--runs` runs. 50 k cases take about 20 minutes a run on a quiet
+machine and hours on a loaded one: `--marks` chooses the sizes.
 
-Run: .venv/bin/python -m bench.rss [--marks 1000,50000] [--batch 200]
+Run: .venv/bin/python -m bench.rss [--marks 1000,50000] [--batch 200] [--runs 3]
 """
 
 from __future__ import annotations
@@ -14,7 +15,15 @@ import argparse
 import tempfile
 from pathlib import Path
 
-from bench.common import celery_worker, child_pids, postgres_database, rss_mib, verdict
+from bench.common import (
+    Figure,
+    celery_worker,
+    child_pids,
+    postgres_database,
+    repeat,
+    rss_mib,
+    verdict,
+)
 from bench.e2e import Real
 from bench.platform_sink import platform_sink
 
@@ -45,21 +54,41 @@ def measure(marks: list[int], batch: int) -> dict[int, float]:
     return found
 
 
-def report(marks: list[int], batch: int) -> None:
-    found = measure(marks, batch)
+GROWTH = "growth"
+
+
+def runs_of(marks: list[int], batch: int, runs: int) -> dict[str, Figure]:
+    """Each mark's MiB and the last mark's growth over the first, over `runs` fresh runs."""
+
+    def one() -> dict[str, float]:
+        found = measure(marks, batch)
+        return {
+            **{str(mark): mib for mark, mib in found.items()},
+            GROWTH: found[marks[-1]] / found[marks[0]],
+        }
+
+    return repeat(runs, one)
+
+
+def report(marks: list[int], batch: int, runs: int = 3) -> None:
+    figures = runs_of(marks, batch, runs)
     print("worker resident memory (main + 2 pool processes), Redis + PostgreSQL")
-    for mark, mib in found.items():
-        print(f"  after {mark:>6,} cases: {mib:.0f} MiB")
-    growth = found[marks[-1]] / found[marks[0]]
-    print(f"  {marks[-1]:,} / {marks[0]:,}: {growth:.3f} — {verdict(growth, TARGET, at_most=True)}")
+    for mark in marks:
+        print(f"  after {mark:>6,} cases: {figures[str(mark)].show(' MiB', digits=0)}")
+    growth = figures[GROWTH]
+    print(
+        f"  {marks[-1]:,} / {marks[0]:,}: {growth.show(digits=3)}"
+        f" — {verdict(growth.median, TARGET, at_most=True)}"
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--marks", default="1000,50000")
     parser.add_argument("--batch", type=int, default=200)
+    parser.add_argument("--runs", type=int, default=3, help="fresh workers, one after another")
     args = parser.parse_args()
-    report([int(m) for m in args.marks.split(",")], args.batch)
+    report([int(m) for m in args.marks.split(",")], args.batch, args.runs)
 
 
 if __name__ == "__main__":

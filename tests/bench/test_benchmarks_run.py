@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import dashboard, e2e, floor_app, sweep
+from bench import check_cli, dashboard, e2e, floor_app, intake_http, rss, sweep, wake
 from tests.support.services import POSTGRES, REDIS, require
 
 
@@ -84,3 +84,55 @@ def test_the_dashboard_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> Non
     # Then the page's time and size are printed against their targets
     out = capsys.readouterr().out
     assert "dashboard with 5 open cases" in out and "KiB of HTML" in out
+
+
+def test_the_memory_benchmark_reports_each_mark_over_fresh_runs(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Given Redis and PostgreSQL are up
+    require(REDIS, "Redis")
+    require(POSTGRES, "PostgreSQL")
+    # When the memory benchmark runs twice, each a fresh worker reading its memory at two marks
+    rss.report([3, 6], batch=3, runs=2)
+    # Then each mark and the growth are medians over both runs, against the target
+    out = capsys.readouterr().out
+    assert "after      3 cases:" in out and "after      6 cases:" in out
+    assert out.count("n=2") == 3
+    assert "6 / 3:" in out and "target ≤ 1.1" in out
+
+
+def test_the_wake_benchmark_runs_on_both_backends(capsys: pytest.CaptureFixture[str]) -> None:
+    # Given Redis and PostgreSQL are up
+    require(REDIS, "Redis")
+    require(POSTGRES, "PostgreSQL")
+    # When the reply → wake benchmark answers two cases a round on each backend
+    wake.report(cases=2, runs=3, backends=["embedded", "redis-postgres"])
+    # Then both backends' p50 and p99 are printed, the embedded one against its target
+    out = capsys.readouterr().out
+    assert "reply → wake webhook, embedded" in out and "reply → wake webhook, redis-postgres" in out
+    assert [line.split()[0] for line in out.splitlines() if "p99 " in line] == ["p50", "p50"]
+    assert "p50 met (target ≤ 0.1)" in out or "p50 NOT met (target ≤ 0.1)" in out
+
+
+def test_the_intake_benchmark_runs_beside_its_bare_endpoint(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Given Redis and PostgreSQL are up
+    require(REDIS, "Redis")
+    require(POSTGRES, "PostgreSQL")
+    # When the HTTP intake benchmark sends a few requests at two levels
+    intake_http.report([1, 2], requests=5, runs=3)
+    # Then each level's p99 ratio to the bare endpoint is printed against its target
+    out = capsys.readouterr().out
+    assert "1 clients:" in out and "2 clients:" in out
+    assert out.count("p99 ratio") == 2 and "target ≤ 3" in out
+
+
+def test_the_check_benchmark_runs_beside_the_reference_checker(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # When `escalate check` and the seed's reference checker alternate twice each
+    check_cli.report(2)
+    # Then both inputs' wall and CPU ratios are printed against the target
+    out = capsys.readouterr().out
+    assert out.count("ratio") == 4 and out.count("(target <= 2.5x)") == 4
