@@ -86,9 +86,9 @@ def seed_secret(client: httpx.Client, app: Celery, cluster: Cluster, run_id: str
     """Raise a packet carrying a fresh cloud key, over HTTP and by name: both are refused,
     and the auditor then looks for the key everywhere it must never be."""
     key = "AKIA" + "".join(secrets.choice("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567") for _ in range(16))
+    cluster.seeded.append(key)  # before it is sent: once sent, it must be looked for
     body = packet(run_id, 900, trigger_detail=f"deploy failed with key {key}")
     refused = raise_http(client, cluster, body)
     assert refused.status_code == 422 and key not in refused.text, refused.text
     raise_by_name(app, cluster, {**body, "packet_id": "esc-901"})
-    cluster.seeded.append(key)
     return key

@@ -79,6 +79,9 @@ def test_worker_children_killed_through_every_stage_lose_nothing(cluster: Cluste
     report(result)
     assert result.cases == SIZES.child_kill_cases + 1  # the secret's refused row, by name
     assert not result.problems(), explain(cluster, result)
+    if SIZES.long:  # hundreds of kills: some landed while cases stood at every waiting stage
+        stages = {"received", "snapshotted", "awaiting", "followed_up"}
+        assert stages <= set(result.extra["states_at_kills"]), result.extra["states_at_kills"]
 
 
 def test_a_worker_main_process_killed_mid_flow_loses_nothing(cluster: Cluster) -> None:
