@@ -31,7 +31,8 @@ def timed(command: list[str]) -> tuple[float, float]:
     """Wall and CPU seconds of one run of `command`."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run(command, capture_output=True, check=False)
+    # a command that failed timed nothing worth comparing: CalledProcessError names it
+    subprocess.run(command, capture_output=True, check=True)
     elapsed = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime

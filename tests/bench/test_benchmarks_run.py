@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from bench import check_cli, dashboard, e2e, floor_app, intake_http, rss, sweep, wake
+from tests.support.reference_checker import reference_script
 from tests.support.services import POSTGRES, REDIS, require
 
 
@@ -129,9 +130,12 @@ def test_the_intake_benchmark_runs_beside_its_bare_endpoint(
 
 
 def test_the_check_benchmark_runs_beside_the_reference_checker(
-    capsys: pytest.CaptureFixture[str],
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    # When `escalate check` and the seed's reference checker alternate twice each
+    # Given the founding document holding the reference checker
+    reference_script(tmp_path)
+    # When `escalate check` and the seed's reference checker alternate twice each (a run
+    # that exits non-zero stops the benchmark)
     check_cli.report(2)
     # Then both inputs' wall and CPU ratios are printed against the target
     out = capsys.readouterr().out

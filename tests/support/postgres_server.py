@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
+from tests.support.services import missing
 
 SERVER_USER = "postgres"  # initdb refuses to run as root: root runs it as this user
 
@@ -70,9 +70,7 @@ def own_postgres() -> Iterator[PostgresServer]:
     """initdb into a fresh folder, start on a spare port, create `escalate`; removed after."""
     bin_dir = _bin_dir()
     if bin_dir is None:
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail("PostgreSQL server binaries (pg_ctl, initdb) are not installed")
-        pytest.skip("PostgreSQL server binaries (pg_ctl, initdb) are not installed")
+        missing("PostgreSQL server binaries (pg_ctl, initdb) are not installed")
     as_root = os.geteuid() == 0
     # Under /tmp itself: the server user must reach it, and pytest's tmp folders are root's.
     data_dir = Path(tempfile.mkdtemp(prefix="escalate-pg-"))

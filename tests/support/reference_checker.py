@@ -13,7 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
+from tests.support.services import missing
 
 SEED_NAME = "agent-escalation-design.txt"
 SEEDS = Path(os.environ.get("ESCALATE_SEEDS_DIR", "/work/shared/seeds"))
@@ -55,10 +55,7 @@ def reference_script(folder: Path) -> Path:
     """Write the reference checker into `folder`; a missing seed fails in CI, else skips."""
     seed = SEEDS / SEED_NAME
     if not seed.is_file():
-        message = f"{seed} not found (set ESCALATE_SEEDS_DIR to the founding documents)"
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(message)
-        pytest.skip(message)
+        missing(f"{seed} not found (set ESCALATE_SEEDS_DIR to the founding documents)")
     script = folder / "packet_check.py"
     script.write_text(extract_reference(seed.read_text(encoding="utf-8")), encoding="utf-8")
     return script

@@ -10,6 +10,7 @@ import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import ModuleType
+from typing import NoReturn
 
 import pytest
 
@@ -29,10 +30,14 @@ def reachable(address: tuple[str, int]) -> bool:
         return False
 
 
-def missing(message: str, *, module: bool = False) -> None:
-    """In CI a missing service or program is a failure, never a skip. `module`: called
-    while a test module is imported (a failure there fails the whole run)."""
-    if os.environ.get("CI", "").lower() == "true":
+def in_ci() -> bool:
+    return os.environ.get("CI", "").lower() in ("true", "1", "yes")
+
+
+def missing(message: str, *, module: bool = False) -> NoReturn:
+    """In CI a missing service or program is a failure, never a skip (`module`: called
+    while a test module is imported)."""
+    if in_ci():
         pytest.fail(message, pytrace=False)
     pytest.skip(message, allow_module_level=module)
 
@@ -43,7 +48,6 @@ def import_or_missing(name: str, why: str) -> ModuleType:
         return importlib.import_module(name)
     except ImportError:
         missing(f"{name} is not installed: {why}", module=True)
-        raise  # not reached: missing() always raises
 
 
 def require(address: tuple[str, int], name: str) -> None:
