@@ -87,12 +87,17 @@ def test_the_dashboard_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> Non
     assert "dashboard with 5 open cases" in out and "KiB of HTML" in out
 
 
+@pytest.fixture
+def redis_and_postgres() -> None:
+    """The machine's Redis and PostgreSQL, which the benchmark below runs on."""
+    require(REDIS, "Redis")
+    require(POSTGRES, "PostgreSQL")
+
+
+@pytest.mark.usefixtures("redis_and_postgres")
 def test_the_memory_benchmark_reports_each_mark_over_fresh_runs(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    # Given Redis and PostgreSQL are up
-    require(REDIS, "Redis")
-    require(POSTGRES, "PostgreSQL")
     # When the memory benchmark runs twice, each a fresh worker reading its memory at two marks
     rss.report([3, 6], batch=3, runs=2)
     # Then each mark and the growth are medians over both runs, against the target
@@ -102,10 +107,8 @@ def test_the_memory_benchmark_reports_each_mark_over_fresh_runs(
     assert "6 / 3:" in out and "target ≤ 1.1" in out
 
 
+@pytest.mark.usefixtures("redis_and_postgres")
 def test_the_wake_benchmark_runs_on_both_backends(capsys: pytest.CaptureFixture[str]) -> None:
-    # Given Redis and PostgreSQL are up
-    require(REDIS, "Redis")
-    require(POSTGRES, "PostgreSQL")
     # When the reply → wake benchmark answers two cases a round on each backend
     wake.report(cases=2, runs=3, backends=["embedded", "redis-postgres"])
     # Then both backends' p50 and p99 are printed, the embedded one against its target
@@ -115,12 +118,10 @@ def test_the_wake_benchmark_runs_on_both_backends(capsys: pytest.CaptureFixture[
     assert "p50 met (target ≤ 0.1)" in out or "p50 NOT met (target ≤ 0.1)" in out
 
 
+@pytest.mark.usefixtures("redis_and_postgres")
 def test_the_intake_benchmark_runs_beside_its_bare_endpoint(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    # Given Redis and PostgreSQL are up
-    require(REDIS, "Redis")
-    require(POSTGRES, "PostgreSQL")
     # When the HTTP intake benchmark sends a few requests at two levels
     intake_http.report([1, 2], requests=5, runs=3)
     # Then each level's p99 ratio to the bare endpoint is printed against its target
