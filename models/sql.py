@@ -37,6 +37,11 @@ def one_of_text(column: str, values: Iterable[str | Enum]) -> str:
     return f"{column} IN ({', '.join(_quoted(values))})"
 
 
+def none_of_text(column: str, values: Iterable[str | Enum]) -> str:
+    """`column NOT IN ('a', 'b')` as SQL text, in the order `none_of` writes it."""
+    return f"{column} NOT IN ({', '.join(_quoted(values))})"
+
+
 def one_of(column: Any, values: Iterable[str | Enum]) -> Any:
     """`column IN ('a', 'b')`, the values written into the statement."""
     return column.in_(_literals(values))

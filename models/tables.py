@@ -10,10 +10,10 @@ from sqlalchemy import JSON, Column, DateTime, Index, Table, UniqueConstraint, t
 from sqlalchemy import Enum as SAEnum
 from sqlmodel import Field, SQLModel
 
-from models.sql import one_of_text
+from models.sql import none_of_text, one_of_text
 from workflows.judgement import ReplyOutcome
 from workflows.stage_results import HELD, DeliveryState, Resolution, Role, Via
-from workflows.states import State
+from workflows.states import TERMINAL, State
 
 
 def _enum(
@@ -61,6 +61,9 @@ NOT_RESUMED = (
 )
 
 
+OPEN_CASES = none_of_text("state", TERMINAL)
+
+
 class Escalation(SQLModel, table=True):
     """One case: its packet, frozen design, state and when it next needs looking at."""
 
@@ -77,6 +80,12 @@ class Escalation(SQLModel, table=True):
         # Closed cases whose run never acknowledged its wake: few, asked at every /v1/stats
         # and /metrics.
         _partial_index("ix_escalations_not_resumed", "closed_at", where=NOT_RESUMED),
+        # Intake's "is this question already open at this severity?" (SPEC §9), of the open
+        # cases alone: a PostgreSQL without statistics (autovacuum off) read every case of a
+        # severity through ix_escalations_severity instead (0097).
+        _partial_index(
+            "ix_escalations_open_question", "question_key", "severity", where=OPEN_CASES
+        ),
     )
 
     id: str = Field(primary_key=True, max_length=32)
@@ -100,7 +109,7 @@ class Escalation(SQLModel, table=True):
     cites_id: str | None = Field(default=None, max_length=32, index=True)
     owner: str | None = Field(default=None, max_length=200)  # the run's owner, e.g. slack:U1
     # sha256 of run, trigger type and normalised blocked_on: a repeat joins the open case.
-    question_key: str | None = Field(default=None, max_length=64, index=True)
+    question_key: str | None = Field(default=None, max_length=64)
     outcome: Resolution | None = _enum(Resolution, 32, nullable=True)
     # A pipeline's case (SPEC §6): its phase, the commands offered and accepted, the advisory.
     pipeline: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
