@@ -79,8 +79,10 @@ def test_worker_children_killed_through_every_stage_lose_nothing(cluster: Cluste
     report(result)
     assert result.cases == SIZES.child_kill_cases + 1  # the secret's refused row, by name
     assert not result.problems(), explain(cluster, result)
-    if SIZES.long:  # hundreds of kills: some landed while cases stood at every waiting stage
-        stages = {"received", "snapshotted", "awaiting", "followed_up"}
+    # Hundreds of kills: some landed while cases waited at each stage that waits (not
+    # `snapshotted`, which a case passes in milliseconds on its way to routing)
+    if SIZES.long:
+        stages = {"received", "awaiting", "followed_up"}
         assert stages <= set(result.extra["states_at_kills"]), result.extra["states_at_kills"]
 
 
