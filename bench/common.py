@@ -78,6 +78,19 @@ def postgres_database() -> Iterator[str]:
         yield url
 
 
+def analyze(url: str) -> None:
+    """Fresh planner statistics for the database at `url`, as autovacuum keeps them on a
+    deployed PostgreSQL (this machine's runs without it: its CI settings)."""
+    from sqlalchemy import create_engine, text
+
+    engine = create_engine(url, isolation_level="AUTOCOMMIT")
+    try:
+        with engine.connect() as connection:
+            connection.execute(text("ANALYZE"))
+    finally:
+        engine.dispose()
+
+
 @contextmanager
 def celery_worker(
     app_module: str,

@@ -33,6 +33,7 @@ from sqlalchemy import create_engine, text
 from bench.common import (
     REDIS_URL,
     REPO,
+    analyze,
     celery_worker,
     postgres_database,
     private_queue,
@@ -115,8 +116,7 @@ def store_history(url: str, cases: int) -> None:
             ),
             {"last": 10 * cases - 1},
         )
-    with create_engine(url).connect() as connection:  # as autovacuum would have
-        connection.execution_options(isolation_level="AUTOCOMMIT").execute(text("ANALYZE"))
+    analyze(url)  # as autovacuum would have
 
 
 class Real:

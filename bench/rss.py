@@ -15,10 +15,9 @@ import argparse
 import tempfile
 from pathlib import Path
 
-from sqlalchemy import create_engine, text
-
 from bench.common import (
     Figure,
+    analyze,
     celery_worker,
     child_pids,
     postgres_database,
@@ -30,18 +29,6 @@ from bench.e2e import Real
 from bench.platform_sink import platform_sink
 
 TARGET = 1.10
-
-
-def analyze(url: str) -> None:
-    """Fresh planner statistics, as autovacuum keeps them on a deployed PostgreSQL. This
-    machine's runs without it (its CI settings): plans made from no statistics are not what
-    this benchmark measures (they found one, fixed in migration 0097)."""
-    engine = create_engine(url, isolation_level="AUTOCOMMIT")
-    try:
-        with engine.connect() as connection:
-            connection.execute(text("ANALYZE"))
-    finally:
-        engine.dispose()
 
 
 def measure(marks: list[int], batch: int) -> dict[int, float]:
@@ -63,6 +50,8 @@ def measure(marks: list[int], batch: int) -> dict[int, float]:
                     size = min(batch, mark - done)
                     real.round(size, f"rss-{done}", sink)
                     done += size
+                    # plans made from no statistics are not what this measures (they found
+                    # one: migration 0097)
                     analyze(url)
                 pids = [worker.pid, *child_pids(worker.pid)]
                 found[mark] = sum(rss_mib(pid) for pid in pids)
